@@ -1,0 +1,323 @@
+/*
+ * cpu_select.c: exact order statistics on the CPU.
+ *
+ * Doubles are mapped to 64-bit keys whose unsigned order is IEEE total order
+ * (sg_key_from_double), so every comparison below is an integer comparison,
+ * -0.0 sorts before +0.0 and infinities need no special case.
+ *
+ * Two algorithms, both expected O(n):
+ *   - radix select for a few ranks of a large array: each pass histograms the
+ *     next 16 bits of the keys that still match the chosen prefix, with one
+ *     private histogram per thread; once the chosen bucket is small the
+ *     candidates are compacted into a buffer and later passes read only them.
+ *     At most four passes, whatever the distribution (all-equal data too).
+ *   - introselect (three-way quickselect, heapsort when the recursion gets too
+ *     deep) on a copy of the keys, applied recursively for many ranks at once.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+enum {
+    SG_DIGIT_BITS          = 16,
+    SG_BUCKET_COUNT        = 1 << SG_DIGIT_BITS,
+    /* Below this size a copy plus introselect beats histogram passes. */
+    SG_RADIX_MIN_COUNT     = 1 << 16,
+    /* Candidates at or below this count are finished with introselect. */
+    SG_FINISH_COUNT        = 1 << 12,
+    /* Many ranks: one copy and a recursive multi-select beats a radix select per rank. */
+    SG_RADIX_MAX_RANKS     = 4,
+    SG_INSERTION_SORT_SIZE = 16
+};
+
+/* ---------------------------------------------------------------- NaN check */
+
+bool sg_cpu_has_nan(const double *data, size_t data_count, int thread_count)
+{
+    int found = 0;
+    (void)thread_count;
+#pragma omp parallel for reduction(| : found) schedule(static) num_threads(thread_count) if (data_count > (1u << 16))
+    for (size_t i = 0; i < data_count; ++i)
+        found |= data[i] != data[i];
+    return found != 0;
+}
+
+/* ------------------------------------------------------------- introselect */
+
+static void sg_insertion_sort(uint64_t *keys, size_t count)
+{
+    for (size_t i = 1; i < count; ++i) {
+        uint64_t key = keys[i];
+        size_t j = i;
+        while (j > 0 && keys[j - 1] > key) {
+            keys[j] = keys[j - 1];
+            --j;
+        }
+        keys[j] = key;
+    }
+}
+
+static void sg_sift_down(uint64_t *keys, size_t root, size_t count)
+{
+    for (;;) {
+        size_t child = 2 * root + 1;
+        if (child >= count)
+            return;
+        if (child + 1 < count && keys[child + 1] > keys[child])
+            ++child;
+        if (keys[root] >= keys[child])
+            return;
+        uint64_t swap = keys[root];
+        keys[root] = keys[child];
+        keys[child] = swap;
+        root = child;
+    }
+}
+
+/* The guaranteed O(n log n) fallback of introselect. */
+static void sg_heap_sort(uint64_t *keys, size_t count)
+{
+    for (size_t i = count / 2; i-- > 0;)
+        sg_sift_down(keys, i, count);
+    for (size_t end = count; end-- > 1;) {
+        uint64_t swap = keys[0];
+        keys[0] = keys[end];
+        keys[end] = swap;
+        sg_sift_down(keys, 0, end);
+    }
+}
+
+static uint64_t sg_median_of_three(uint64_t a, uint64_t b, uint64_t c)
+{
+    if (a > b) { uint64_t t = a; a = b; b = t; }
+    if (b > c) { b = c; }
+    return a > b ? a : b;
+}
+
+/* Rearranges keys[lo, hi) so that keys[target] holds the value it would have
+ * in sorted order, everything before it is <= and everything after is >=. */
+static void sg_introselect(uint64_t *keys, size_t lo, size_t hi, size_t target)
+{
+    int depth_budget = 2;
+    for (size_t n = hi - lo; n > 1; n >>= 1)
+        depth_budget += 2;
+
+    while (hi - lo > SG_INSERTION_SORT_SIZE) {
+        if (depth_budget-- == 0) {
+            sg_heap_sort(keys + lo, hi - lo);
+            return;
+        }
+        size_t mid = lo + (hi - lo) / 2;
+        uint64_t pivot = sg_median_of_three(keys[lo], keys[mid], keys[hi - 1]);
+
+        /* Three-way partition: [lo, lt) < pivot, [lt, gt) == pivot, [gt, hi) > pivot.
+         * Runs of equal keys (two-valued, all-equal data) end the search at once. */
+        size_t lt = lo, i = lo, gt = hi;
+        while (i < gt) {
+            uint64_t key = keys[i];
+            if (key < pivot) {
+                keys[i++] = keys[lt];
+                keys[lt++] = key;
+            } else if (key > pivot) {
+                keys[i] = keys[--gt];
+                keys[gt] = key;
+            } else {
+                ++i;
+            }
+        }
+        if (target < lt)
+            hi = lt;
+        else if (target >= gt)
+            lo = gt;
+        else
+            return;
+    }
+    sg_insertion_sort(keys + lo, hi - lo);
+}
+
+/* Places every rank position of positions[0, position_count) (0-based,
+ * ascending, all within [lo, hi)) by splitting on the middle one. */
+static void sg_multiselect(uint64_t *keys, size_t lo, size_t hi,
+                           const size_t *positions, size_t position_count)
+{
+    while (position_count > 0) {
+        size_t middle = position_count / 2;
+        size_t target = positions[middle];
+        sg_introselect(keys, lo, hi, target);
+        /* Positions equal to the target are placed with it. */
+        size_t left_count = middle;
+        while (left_count > 0 && positions[left_count - 1] == target)
+            --left_count;
+        size_t right_start = middle + 1;
+        while (right_start < position_count && positions[right_start] == target)
+            ++right_start;
+        sg_multiselect(keys, lo, target, positions, left_count);
+        positions      += right_start;
+        position_count -= right_start;
+        lo = target + 1;
+    }
+}
+
+static statgpu_status sg_select_by_copy(const double *data, size_t data_count,
+                                        const size_t *ranks, size_t rank_count,
+                                        double *results, int thread_count)
+{
+    uint64_t *keys = malloc(data_count * sizeof *keys);
+    size_t *positions = malloc(rank_count * sizeof *positions);
+    if (keys == NULL || positions == NULL) {
+        free(keys);
+        free(positions);
+        return STATGPU_ERROR_OUT_OF_MEMORY;
+    }
+    (void)thread_count;
+#pragma omp parallel for schedule(static) num_threads(thread_count) if (data_count > (1u << 16))
+    for (size_t i = 0; i < data_count; ++i)
+        keys[i] = sg_key_from_double(data[i]);
+    for (size_t j = 0; j < rank_count; ++j)
+        positions[j] = ranks[j] - 1;
+
+    sg_multiselect(keys, 0, data_count, positions, rank_count);
+    for (size_t j = 0; j < rank_count; ++j)
+        results[j] = sg_double_from_key(keys[positions[j]]);
+    free(keys);
+    free(positions);
+    return STATGPU_OK;
+}
+
+/* ------------------------------------------------------------ radix select */
+
+typedef struct sg_radix_pass {
+    const double   *data;        /* the original data, read while candidates is NULL */
+    const uint64_t *candidates;  /* keys already filtered, or NULL */
+    size_t          count;       /* elements to read */
+    uint64_t        prefix;      /* bits of the answer decided so far */
+    uint64_t        prefix_mask; /* which bits those are */
+    int             shift;       /* the digit read in this pass is key >> shift */
+} sg_radix_pass;
+
+static inline bool sg_pass_key(const sg_radix_pass *pass, size_t i, uint64_t *key)
+{
+    *key = pass->candidates != NULL ? pass->candidates[i] : sg_key_from_double(pass->data[i]);
+    return (*key & pass->prefix_mask) == pass->prefix;
+}
+
+static inline void sg_chunk(size_t count, int chunk_count, int chunk, size_t *begin, size_t *end)
+{
+    size_t base = count / (size_t)chunk_count, extra = count % (size_t)chunk_count;
+    *begin = base * (size_t)chunk + ((size_t)chunk < extra ? (size_t)chunk : extra);
+    *end   = *begin + base + ((size_t)chunk < extra ? 1 : 0);
+}
+
+/* The rank-th smallest (1-based) of data, for large data. */
+static statgpu_status sg_radix_select(const double *data, size_t data_count, size_t rank,
+                                      int thread_count, double *result)
+{
+    int chunk_count = thread_count;
+    size_t *histograms = malloc((size_t)chunk_count * SG_BUCKET_COUNT * sizeof *histograms);
+    if (histograms == NULL)
+        return STATGPU_ERROR_OUT_OF_MEMORY;
+
+    uint64_t *buffer = NULL, *spare = NULL;
+    sg_radix_pass pass = { data, NULL, data_count, 0, 0, 64 - SG_DIGIT_BITS };
+    statgpu_status status = STATGPU_OK;
+
+    for (;;) {
+        /* 1. Histogram of the current digit, one private histogram per chunk. */
+        memset(histograms, 0, (size_t)chunk_count * SG_BUCKET_COUNT * sizeof *histograms);
+#pragma omp parallel for schedule(static, 1) num_threads(thread_count)
+        for (int chunk = 0; chunk < chunk_count; ++chunk) {
+            size_t begin, end;
+            sg_chunk(pass.count, chunk_count, chunk, &begin, &end);
+            size_t *histogram = histograms + (size_t)chunk * SG_BUCKET_COUNT;
+            for (size_t i = begin; i < end; ++i) {
+                uint64_t key;
+                if (sg_pass_key(&pass, i, &key))
+                    ++histogram[(key >> pass.shift) & (SG_BUCKET_COUNT - 1)];
+            }
+        }
+
+        /* 2. The bucket holding the rank. */
+        size_t below = 0, bucket_total = 0;
+        unsigned bucket = 0;
+        for (;; ++bucket) {
+            bucket_total = 0;
+            for (int chunk = 0; chunk < chunk_count; ++chunk)
+                bucket_total += histograms[(size_t)chunk * SG_BUCKET_COUNT + bucket];
+            if (below + bucket_total >= rank)
+                break;
+            below += bucket_total;
+        }
+        rank -= below;
+        pass.prefix      |= (uint64_t)bucket << pass.shift;
+        pass.prefix_mask |= (uint64_t)(SG_BUCKET_COUNT - 1) << pass.shift;
+
+        if (pass.shift == 0) {  /* every bit decided: the key itself */
+            *result = sg_double_from_key(pass.prefix);
+            break;
+        }
+
+        /* 3. Compact the bucket's keys once it is clearly smaller than what we read. */
+        if (bucket_total <= pass.count / 2 || bucket_total <= SG_FINISH_COUNT) {
+            spare = malloc(bucket_total * sizeof *spare);
+            if (spare == NULL) {
+                status = STATGPU_ERROR_OUT_OF_MEMORY;
+                break;
+            }
+            /* Each chunk writes at its offset: the sum of the bucket's counts in earlier chunks. */
+#pragma omp parallel for schedule(static, 1) num_threads(thread_count)
+            for (int chunk = 0; chunk < chunk_count; ++chunk) {
+                size_t begin, end, offset = 0;
+                for (int earlier = 0; earlier < chunk; ++earlier)
+                    offset += histograms[(size_t)earlier * SG_BUCKET_COUNT + bucket];
+                sg_chunk(pass.count, chunk_count, chunk, &begin, &end);
+                for (size_t i = begin; i < end; ++i) {
+                    uint64_t key;
+                    if (sg_pass_key(&pass, i, &key))
+                        spare[offset++] = key;
+                }
+            }
+            free(buffer);
+            buffer = spare;
+            spare = NULL;
+            pass.candidates = buffer;
+            pass.count = bucket_total;
+            if (bucket_total <= SG_FINISH_COUNT) {
+                sg_introselect(buffer, 0, bucket_total, rank - 1);
+                *result = sg_double_from_key(buffer[rank - 1]);
+                break;
+            }
+        }
+        pass.shift -= SG_DIGIT_BITS;
+    }
+    free(buffer);
+    free(histograms);
+    return status;
+}
+
+/* ---------------------------------------------------------------- dispatch */
+
+statgpu_status sg_cpu_select_ranks(const double *data, size_t data_count,
+                                   const size_t *ranks, size_t rank_count,
+                                   double *results, int thread_count)
+{
+    if (thread_count < 1)
+        thread_count = 1;
+    if (data_count < SG_RADIX_MIN_COUNT || rank_count > SG_RADIX_MAX_RANKS)
+        return sg_select_by_copy(data, data_count, ranks, rank_count, results, thread_count);
+
+    for (size_t j = 0; j < rank_count; ++j) {
+        if (j > 0 && ranks[j] == ranks[j - 1]) {
+            results[j] = results[j - 1];
+            continue;
+        }
+        statgpu_status status = sg_radix_select(data, data_count, ranks[j], thread_count, &results[j]);
+        if (status != STATGPU_OK)
+            return status;
+    }
+    return STATGPU_OK;
+}

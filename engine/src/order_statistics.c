@@ -1,0 +1,265 @@
+/*
+ * order_statistics.c: the public order-statistics functions: validation, the
+ * ranks each one needs, dispatch to the CUDA or CPU backend, and the exact
+ * arithmetic Calc uses to combine the selected values (MEDIAN, PERCENTILE.INC).
+ */
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Under STATGPU_BACKEND_AUTO, smaller inputs stay on the CPU: copying them to
+ * the GPU costs more than selecting on the host. */
+#define SG_AUTO_CUDA_MIN_COUNT ((size_t)1 << 20)
+
+/* ------------------------------------------------------------- validation */
+
+static statgpu_status sg_check_data(statgpu_context *context, const double *data, size_t data_count,
+                                    const void *result)
+{
+    if (data_count == 0)
+        return sg_fail(context, STATGPU_ERROR_EMPTY_INPUT, "the data hold no numbers");
+    if (data == NULL)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "data is NULL");
+    if (result == NULL)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "the result pointer is NULL");
+    return STATGPU_OK;
+}
+
+static statgpu_status sg_check_probability(statgpu_context *context, double p)
+{
+    if (!(p >= 0.0 && p <= 1.0))  /* also rejects NaN */
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                       "the probability %g lies outside [0, 1]", p);
+    return STATGPU_OK;
+}
+
+/* --------------------------------------------------------------- dispatch */
+
+/* Exact order statistics of the given ascending 1-based ranks, on the
+ * context's backend, falling back to the CPU when CUDA cannot run the call. */
+static statgpu_status sg_select_ranks(statgpu_context *context, const double *data, size_t data_count,
+                                      const size_t *ranks, size_t rank_count, double *results)
+{
+    if (sg_progress_cancelled(context, 0.0))
+        return sg_fail(context, STATGPU_ERROR_CANCELLED, "cancelled");
+    if (sg_cpu_has_nan(data, data_count, context->cpu_thread_count))
+        return sg_fail(context, STATGPU_ERROR_NAN_IN_DATA, "the data contain NaN");
+
+    context->note[0] = '\0';
+    bool want_cuda = context->params.backend == STATGPU_BACKEND_CUDA
+                     || (context->params.backend == STATGPU_BACKEND_AUTO && data_count >= SG_AUTO_CUDA_MIN_COUNT);
+    if (want_cuda) {
+        if (sg_cuda_ensure(context)) {
+            const statgpu_cuda_module_i *module = sg_cuda_module(NULL);
+            char message[256] = "";
+            statgpu_cuda_status status = module->select_ranks_host(context->cuda_state, data, data_count,
+                                                                   ranks, rank_count, results,
+                                                                   message, sizeof message);
+            if (status == STATGPU_CUDA_OK) {
+                context->last_used = STATGPU_BACKEND_CUDA;
+                return STATGPU_OK;
+            }
+            if (status == STATGPU_CUDA_NAN_IN_DATA)
+                return sg_fail(context, STATGPU_ERROR_NAN_IN_DATA, "the data contain NaN");
+            snprintf(context->note, sizeof context->note, "CUDA failed (%s); ran on the CPU",
+                     message[0] != '\0' ? message : "no message");
+        } else if (context->params.backend == STATGPU_BACKEND_CUDA) {
+            snprintf(context->note, sizeof context->note, "CUDA unavailable (%s); ran on the CPU",
+                     context->cuda_unavailable);
+        }
+    }
+
+    statgpu_status status = sg_cpu_select_ranks(data, data_count, ranks, rank_count, results,
+                                                context->cpu_thread_count);
+    if (status != STATGPU_OK)
+        return sg_fail(context, status, "could not allocate work space for %zu values", data_count);
+    context->last_used = STATGPU_BACKEND_CPU;
+    if (sg_progress_cancelled(context, 1.0))
+        return sg_fail(context, STATGPU_ERROR_CANCELLED, "cancelled");
+    return STATGPU_OK;
+}
+
+/* ------------------------------------------------- Calc's exact arithmetic */
+
+/* Calc's MEDIAN for an even count: (upper + lower) / 2. Where that overflows
+ * the halves are added instead; between -Inf and +Inf there is no answer. */
+static statgpu_status sg_midpoint(statgpu_context *context, double lower, double upper, double *result)
+{
+    if (isinf(lower) && isinf(upper) && lower != upper)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                       "the two middle values are -Inf and +Inf: the median is undefined");
+    double sum = upper + lower;
+    *result = isinf(sum) && !isinf(lower) && !isinf(upper) ? upper / 2 + lower / 2 : sum / 2;
+    return STATGPU_OK;
+}
+
+/* Calc rounds a value to 15 significant decimal digits before taking its floor
+ * in PERCENTILE.INC, so that p*(n-1) = 6.999999999999999 counts as 7. Values
+ * with at most 11 fraction bits, integers and values beyond 2^41 are exact
+ * enough already and are left alone, as Calc leaves them. */
+static double sg_round_to_15_digits(double value)
+{
+    if (value == 0.0 || !isfinite(value) || value > 0x1p41)
+        return value;
+    double magnitude = fabs(value);
+    if (magnitude == floor(magnitude) || magnitude * 0x1p11 == floor(magnitude * 0x1p11))
+        return value;
+    int exponent = 14 - (int)floor(log10(magnitude));
+    double scale = pow(10.0, abs(exponent));
+    double scaled = exponent < 0 ? magnitude / scale : magnitude * scale;
+    if (!isfinite(scaled))
+        return value;
+    double rounded = round(scaled);
+    rounded = exponent < 0 ? rounded * scale : rounded / scale;
+    if (!isfinite(rounded))
+        return value;
+    return value < 0 ? -rounded : rounded;
+}
+
+typedef struct sg_quantile_plan {
+    size_t lower_rank;  /* 1-based rank of x(i) */
+    double fraction;    /* h - i, within about 1e-15 of [0, 1); 0 means x(i) exactly */
+} sg_quantile_plan;
+
+static sg_quantile_plan sg_plan_quantile(double p, size_t data_count)
+{
+    sg_quantile_plan plan = { 1, 0.0 };
+    if (data_count == 1)
+        return plan;
+    double position = p * (double)(data_count - 1);
+    double index = floor(sg_round_to_15_digits(position));
+    if (index > (double)(data_count - 1))
+        index = (double)(data_count - 1);
+    plan.lower_rank = (size_t)index + 1;
+    /* Like Calc, keep h - i even when rounding made it slightly negative
+     * (h = 28.999999999999996 gives i = 29), except at the last value, which
+     * has no successor to interpolate towards. */
+    plan.fraction = plan.lower_rank == data_count ? 0.0 : position - index;
+    return plan;
+}
+
+/* x(i) + f*(x(i+1) - x(i)), as Calc computes it, without overflow. */
+static statgpu_status sg_interpolate(statgpu_context *context, double lower, double upper,
+                                     double fraction, double *result)
+{
+    if (fraction == 0.0 || lower == upper) {
+        *result = lower;
+        return STATGPU_OK;
+    }
+    if (isinf(lower) || isinf(upper)) {
+        if (isinf(lower) && isinf(upper))
+            return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                           "the quantile lies between -Inf and +Inf and is undefined");
+        *result = isinf(lower) ? lower : upper;
+        return STATGPU_OK;
+    }
+    double difference = upper - lower;
+    *result = isinf(difference) ? (1.0 - fraction) * lower + fraction * upper : lower + fraction * difference;
+    return STATGPU_OK;
+}
+
+/* ------------------------------------------------------- public functions */
+
+statgpu_status statgpu_kth_smallest(statgpu_context *context, const double *data, size_t data_count,
+                                    size_t k, double *result)
+{
+    if (context == NULL)
+        return STATGPU_ERROR_INVALID_ARGUMENT;
+    statgpu_status status = sg_check_data(context, data, data_count, result);
+    if (status != STATGPU_OK)
+        return status;
+    if (k < 1 || k > data_count)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                       "k = %zu lies outside 1..%zu", k, data_count);
+    status = sg_select_ranks(context, data, data_count, &k, 1, result);
+    return status == STATGPU_OK ? sg_succeed(context) : status;
+}
+
+statgpu_status statgpu_median(statgpu_context *context, const double *data, size_t data_count,
+                              double *result)
+{
+    if (context == NULL)
+        return STATGPU_ERROR_INVALID_ARGUMENT;
+    statgpu_status status = sg_check_data(context, data, data_count, result);
+    if (status != STATGPU_OK)
+        return status;
+    if (data_count % 2 == 1) {
+        size_t rank = data_count / 2 + 1;
+        status = sg_select_ranks(context, data, data_count, &rank, 1, result);
+        return status == STATGPU_OK ? sg_succeed(context) : status;
+    }
+    size_t ranks[2] = { data_count / 2, data_count / 2 + 1 };
+    double values[2];
+    status = sg_select_ranks(context, data, data_count, ranks, 2, values);
+    if (status == STATGPU_OK)
+        status = sg_midpoint(context, values[0], values[1], result);
+    return status == STATGPU_OK ? sg_succeed(context) : status;
+}
+
+statgpu_status statgpu_quantile(statgpu_context *context, const double *data, size_t data_count,
+                                double p, double *result)
+{
+    return statgpu_quantiles(context, data, data_count, &p, 1, result);
+}
+
+static int sg_compare_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
+statgpu_status statgpu_quantiles(statgpu_context *context, const double *data, size_t data_count,
+                                 const double *p, size_t p_count, double *results)
+{
+    if (context == NULL)
+        return STATGPU_ERROR_INVALID_ARGUMENT;
+    statgpu_status status = sg_check_data(context, data, data_count, results);
+    if (status != STATGPU_OK)
+        return status;
+    if (p == NULL || p_count == 0)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "no probabilities given");
+    for (size_t j = 0; j < p_count; ++j) {
+        status = sg_check_probability(context, p[j]);
+        if (status != STATGPU_OK)
+            return status;
+    }
+
+    /* Every quantile needs x(i) and, when it interpolates, x(i+1): select the
+     * distinct ranks once, then look each one up. */
+    if (p_count > SIZE_MAX / 2 / sizeof(size_t))
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "too many probabilities");
+    size_t *ranks = malloc(2 * p_count * sizeof *ranks);
+    double *values = malloc(2 * p_count * sizeof *values);
+    if (ranks == NULL || values == NULL) {
+        free(ranks);
+        free(values);
+        return sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate %zu ranks", 2 * p_count);
+    }
+    size_t rank_count = 0;
+    for (size_t j = 0; j < p_count; ++j) {
+        sg_quantile_plan plan = sg_plan_quantile(p[j], data_count);
+        ranks[rank_count++] = plan.lower_rank;
+        if (plan.fraction != 0.0)
+            ranks[rank_count++] = plan.lower_rank + 1;
+    }
+    qsort(ranks, rank_count, sizeof *ranks, sg_compare_size);
+    size_t distinct = 0;
+    for (size_t j = 0; j < rank_count; ++j)
+        if (distinct == 0 || ranks[j] != ranks[distinct - 1])
+            ranks[distinct++] = ranks[j];
+
+    status = sg_select_ranks(context, data, data_count, ranks, distinct, values);
+    for (size_t j = 0; j < p_count && status == STATGPU_OK; ++j) {
+        sg_quantile_plan plan = sg_plan_quantile(p[j], data_count);
+        size_t *found = bsearch(&plan.lower_rank, ranks, distinct, sizeof *ranks, sg_compare_size);
+        double lower = values[found - ranks];
+        double upper = plan.fraction != 0.0 ? values[found - ranks + 1] : lower;
+        status = sg_interpolate(context, lower, upper, plan.fraction, &results[j]);
+    }
+    free(ranks);
+    free(values);
+    return status == STATGPU_OK ? sg_succeed(context) : status;
+}

@@ -1,0 +1,210 @@
+/*
+ * test_context.c: the engine's context, version, status texts and backend
+ * report. Run a second time by ctest with STATGPU_CUDA_MODULE pointing at a
+ * file that does not exist, to check that asking for CUDA without its module
+ * runs on the CPU and says so.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "statgpu.h"
+
+static void test_version_matches_header(void **state)
+{
+    (void)state;
+    assert_int_equal(statgpu_version_number(), STATGPU_VERSION_NUMBER);
+    assert_string_equal(statgpu_version_string(), STATGPU_VERSION_STRING);
+    char expected[32];
+    snprintf(expected, sizeof expected, "%d.%d.%d", STATGPU_VERSION_MAJOR, STATGPU_VERSION_MINOR,
+             STATGPU_VERSION_PATCH);
+    assert_string_equal(statgpu_version_string(), expected);
+}
+
+static void test_status_strings(void **state)
+{
+    (void)state;
+    assert_string_equal(statgpu_status_string(STATGPU_OK), "success");
+    assert_string_equal(statgpu_status_string(STATGPU_ERROR_INVALID_ARGUMENT), "invalid argument");
+    assert_string_equal(statgpu_status_string(STATGPU_ERROR_NAN_IN_DATA), "the data contain NaN");
+    /* Pinned values: the add-in and saved programs rely on them. */
+    assert_int_equal(STATGPU_ERROR_INVALID_ARGUMENT, 1);
+    assert_int_equal(STATGPU_ERROR_EMPTY_INPUT, 2);
+    assert_int_equal(STATGPU_ERROR_NAN_IN_DATA, 3);
+    assert_int_equal(STATGPU_ERROR_OUT_OF_MEMORY, 4);
+    assert_int_equal(STATGPU_ERROR_NO_CONVERGENCE, 5);
+    assert_int_equal(STATGPU_ERROR_CANCELLED, 6);
+    assert_int_equal(STATGPU_ERROR_BACKEND, 7);
+    assert_int_equal(STATGPU_ERROR_INTERNAL, 8);
+    for (int code = 0; code <= 8; ++code)
+        assert_string_not_equal(statgpu_status_string((statgpu_status)code), "unknown status");
+    assert_string_equal(statgpu_status_string((statgpu_status)999), "unknown status");
+    assert_string_equal(statgpu_backend_name(STATGPU_BACKEND_CUDA), "cuda");
+    assert_string_equal(statgpu_backend_name(STATGPU_BACKEND_CPU), "cpu");
+    assert_string_equal(statgpu_backend_name(STATGPU_BACKEND_AUTO), "auto");
+}
+
+static void test_params_defaults(void **state)
+{
+    (void)state;
+    statgpu_context_params params;
+    memset(&params, 0xAB, sizeof params);
+    statgpu_context_params_init(&params);
+    assert_int_equal(params.struct_bytes, sizeof params);
+    assert_int_equal(params.backend, STATGPU_BACKEND_AUTO);
+    assert_int_equal(params.device, 0);
+    assert_int_equal(params.thread_count, 0);
+    assert_null(params.progress);
+    statgpu_context_params_init(NULL);  /* harmless */
+}
+
+static void test_create_and_destroy(void **state)
+{
+    (void)state;
+    statgpu_context *context = NULL;
+    assert_int_equal(statgpu_context_create(NULL, &context), STATGPU_OK);
+    assert_non_null(context);
+    assert_string_equal(statgpu_context_last_error(context), "");
+    statgpu_context_destroy(context);
+    statgpu_context_destroy(NULL);  /* a no-op */
+
+    assert_int_equal(statgpu_context_create(NULL, NULL), STATGPU_ERROR_INVALID_ARGUMENT);
+
+    statgpu_context_params params;
+    statgpu_context_params_init(&params);
+    params.backend = (statgpu_backend)7;
+    context = (statgpu_context *)&params;
+    assert_int_equal(statgpu_context_create(&params, &context), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_null(context);
+
+    statgpu_context_params_init(&params);
+    params.thread_count = -1;
+    assert_int_equal(statgpu_context_create(&params, &context), STATGPU_ERROR_INVALID_ARGUMENT);
+    statgpu_context_params_init(&params);
+    params.struct_bytes = 3;  /* not a params struct of any version */
+    assert_int_equal(statgpu_context_create(&params, &context), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(statgpu_context_last_error(NULL), "no context");
+}
+
+static void test_last_error_is_cleared_by_success(void **state)
+{
+    (void)state;
+    statgpu_context_params params;
+    statgpu_context_params_init(&params);
+    params.backend = STATGPU_BACKEND_CPU;
+    statgpu_context *context = NULL;
+    assert_int_equal(statgpu_context_create(&params, &context), STATGPU_OK);
+    double data[3] = { 3, 1, 2 }, result = 0;
+    assert_int_equal(statgpu_kth_smallest(context, data, 3, 4, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(statgpu_context_last_error(context), "k = 4"));
+    assert_int_equal(statgpu_kth_smallest(context, data, 3, 3, &result), STATGPU_OK);
+    assert_string_equal(statgpu_context_last_error(context), "");
+    statgpu_context_destroy(context);
+}
+
+static void test_cpu_report(void **state)
+{
+    (void)state;
+    statgpu_context_params params;
+    statgpu_context_params_init(&params);
+    params.backend = STATGPU_BACKEND_CPU;
+    params.thread_count = 3;
+    statgpu_context *context = NULL;
+    assert_int_equal(statgpu_context_create(&params, &context), STATGPU_OK);
+    statgpu_backend_report report;
+    assert_int_equal(statgpu_context_backend_report(context, &report), STATGPU_OK);
+    assert_int_equal(report.requested, STATGPU_BACKEND_CPU);
+    assert_int_equal(report.last_used, STATGPU_BACKEND_AUTO);  /* nothing ran yet */
+    assert_int_equal(report.cpu_thread_count, 3);
+    assert_int_equal(report.cuda_available, 0);
+
+    double data[4] = { 4, 3, 2, 1 }, result = 0;
+    assert_int_equal(statgpu_median(context, data, 4, &result), STATGPU_OK);
+    assert_int_equal(statgpu_context_backend_report(context, &report), STATGPU_OK);
+    assert_int_equal(report.last_used, STATGPU_BACKEND_CPU);
+    assert_int_equal(statgpu_context_backend_report(context, NULL), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_context_backend_report(NULL, &report), STATGPU_ERROR_INVALID_ARGUMENT);
+    statgpu_context_destroy(context);
+}
+
+/* Without a usable CUDA backend (no module, no driver or no device), a context
+ * that asks for CUDA still computes, on the CPU, and its report says why. On a
+ * machine where CUDA works this checks the opposite: the call ran on CUDA. */
+static void test_cuda_request_reports_backend(void **state)
+{
+    (void)state;
+    statgpu_context_params params;
+    statgpu_context_params_init(&params);
+    params.backend = STATGPU_BACKEND_CUDA;
+    statgpu_context *context = NULL;
+    assert_int_equal(statgpu_context_create(&params, &context), STATGPU_OK);
+
+    double data[5] = { 5, -1, 3, 2, 4 }, result = 0;
+    assert_int_equal(statgpu_median(context, data, 5, &result), STATGPU_OK);
+    assert_true(result == 3.0);
+
+    statgpu_backend_report report;
+    assert_int_equal(statgpu_context_backend_report(context, &report), STATGPU_OK);
+    assert_int_equal(report.requested, STATGPU_BACKEND_CUDA);
+    const char *expect = getenv("STATGPU_EXPECT_CUDA");
+    if (report.cuda_available) {
+        assert_int_equal(report.last_used, STATGPU_BACKEND_CUDA);
+        assert_true(report.device_name[0] != '\0');
+        assert_true(report.cuda_runtime_version > 0);
+        printf("# CUDA device: %s (runtime %d, driver %d)\n", report.device_name,
+               report.cuda_runtime_version, report.cuda_driver_version);
+    } else {
+        assert_true(expect == NULL || strcmp(expect, "1") != 0);
+        assert_int_equal(report.last_used, STATGPU_BACKEND_CPU);
+        assert_true(report.note[0] != '\0');
+        assert_non_null(strstr(report.note, "ran on the CPU"));
+        printf("# no CUDA: %s\n", report.note);
+    }
+    if (expect != NULL && strcmp(expect, "0") == 0)
+        assert_false(report.cuda_available);
+    statgpu_context_destroy(context);
+}
+
+static int cancel_always(void *user_data, double fraction_done)
+{
+    (void)fraction_done;
+    ++*(int *)user_data;
+    return 1;
+}
+
+static void test_progress_can_cancel(void **state)
+{
+    (void)state;
+    int calls = 0;
+    statgpu_context_params params;
+    statgpu_context_params_init(&params);
+    params.backend = STATGPU_BACKEND_CPU;
+    params.progress = cancel_always;
+    params.progress_user_data = &calls;
+    statgpu_context *context = NULL;
+    assert_int_equal(statgpu_context_create(&params, &context), STATGPU_OK);
+    double data[3] = { 1, 2, 3 }, result = -1;
+    assert_int_equal(statgpu_median(context, data, 3, &result), STATGPU_ERROR_CANCELLED);
+    assert_true(calls >= 1);
+    statgpu_context_destroy(context);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_version_matches_header),
+        cmocka_unit_test(test_status_strings),
+        cmocka_unit_test(test_params_defaults),
+        cmocka_unit_test(test_create_and_destroy),
+        cmocka_unit_test(test_last_error_is_cleared_by_success),
+        cmocka_unit_test(test_cpu_report),
+        cmocka_unit_test(test_cuda_request_reports_backend),
+        cmocka_unit_test(test_progress_can_cancel),
+    };
+    return cmocka_run_group_tests_name("context", tests, NULL, NULL);
+}

@@ -1,0 +1,434 @@
+/*
+ * test_order_statistics.c: exactness of the order-statistics functions
+ * against a sort, on every data pattern of test_support.h, n from 1 to 10^7,
+ * every k at small n; the Calc rules of MEDIAN and PERCENTILE.INC; bad inputs.
+ *
+ * The same binary tests the CUDA backend when STATGPU_TEST_BACKEND=cuda: every
+ * call must then have run on CUDA (no silent CPU fallback), and where no CUDA
+ * device is usable every test is reported as skipped and the binary exits 77,
+ * which ctest shows as "Skipped".
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "statgpu.h"
+#include "test_support.h"
+
+static statgpu_context *g_context;
+static statgpu_backend  g_backend;
+static char             g_skip_reason[256];
+
+/* Every successful call must have run on the backend under test. */
+static void assert_ran_on_backend(void)
+{
+    statgpu_backend_report report;
+    assert_int_equal(statgpu_context_backend_report(g_context, &report), STATGPU_OK);
+    if (report.last_used != g_backend)
+        fail_msg("ran on %s, not %s: %s", statgpu_backend_name(report.last_used),
+                 statgpu_backend_name(g_backend), report.note);
+}
+
+#define SKIP_WITHOUT_BACKEND()                                   \
+    do {                                                         \
+        if (g_skip_reason[0] != '\0') {                          \
+            print_message("skipped: %s\n", g_skip_reason);       \
+            skip();                                              \
+        }                                                        \
+    } while (0)
+
+static void check_kth(const double *data, const double *sorted, size_t count, size_t k,
+                      const char *pattern)
+{
+    double result = NAN;
+    statgpu_status status = statgpu_kth_smallest(g_context, data, count, k, &result);
+    if (status != STATGPU_OK)
+        fail_msg("%s n=%zu k=%zu: %s (%s)", pattern, count, k, statgpu_status_string(status),
+                 statgpu_context_last_error(g_context));
+    if (!test_same_bits(result, sorted[k - 1]))
+        fail_msg("%s n=%zu k=%zu: got %.17g, expected %.17g", pattern, count, k, result, sorted[k - 1]);
+}
+
+/* ------------------------------------------------------------ exactness */
+
+static void test_every_rank_at_small_sizes(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_BACKEND();
+    const size_t extra_sizes[] = { 63, 64, 65, 100, 127, 128, 129, 257 };
+    double data[300], copy[300];
+    for (int pattern = 0; pattern < PATTERN_COUNT; ++pattern) {
+        for (size_t s = 0; s < 40 + sizeof extra_sizes / sizeof *extra_sizes; ++s) {
+            size_t count = s < 40 ? s + 1 : extra_sizes[s - 40];
+            test_fill(data, count, (test_pattern)pattern, count);
+            memcpy(copy, data, count * sizeof *data);
+            double *sorted = test_sorted_copy(data, count);
+            for (size_t k = 1; k <= count; ++k)
+                check_kth(data, sorted, count, k, test_pattern_names[pattern]);
+            assert_memory_equal(data, copy, count * sizeof *data);  /* input untouched */
+            free(sorted);
+        }
+    }
+    assert_ran_on_backend();
+}
+
+static void check_large(size_t count, test_pattern pattern)
+{
+    double *data = malloc(count * sizeof *data);
+    assert_non_null(data);
+    test_fill(data, count, pattern, 12345 + count);
+    double first = data[0], last = data[count - 1];
+    double *sorted = test_sorted_copy(data, count);
+    const size_t ranks[] = { 1, 2, count / 3, (count + 1) / 2, count / 2 + 1, count - 1, count };
+    for (size_t j = 0; j < sizeof ranks / sizeof *ranks; ++j)
+        if (ranks[j] >= 1 && ranks[j] <= count)
+            check_kth(data, sorted, count, ranks[j], test_pattern_names[pattern]);
+    assert_ran_on_backend();
+    assert_true(test_same_bits(data[0], first) && test_same_bits(data[count - 1], last));
+    free(sorted);
+    free(data);
+}
+
+static void test_large_inputs_every_pattern(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_BACKEND();
+    const size_t sizes[] = { 1000, 65535, 65536, 100000, 1000000 };
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; ++s)
+        for (int pattern = 0; pattern < PATTERN_COUNT; ++pattern)
+            check_large(sizes[s], (test_pattern)pattern);
+}
+
+static void test_ten_million(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_BACKEND();
+    const test_pattern patterns[] = { PATTERN_NORMAL, PATTERN_SORTED, PATTERN_HUGE_1E300,
+                                      PATTERN_TWO_VALUED, PATTERN_SIGNED_ZEROS };
+    for (size_t j = 0; j < sizeof patterns / sizeof *patterns; ++j)
+        check_large(10000000, patterns[j]);
+}
+
+static void test_thread_counts_agree(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_BACKEND();
+    size_t count = 300001;
+    double *data = malloc(count * sizeof *data);
+    test_fill(data, count, PATTERN_CAUCHY, 99);
+    double expected = NAN;
+    for (int threads = 1; threads <= 5; threads += 2) {
+        statgpu_context_params params;
+        statgpu_context_params_init(&params);
+        params.backend = g_backend;
+        params.thread_count = threads;
+        statgpu_context *context = NULL;
+        assert_int_equal(statgpu_context_create(&params, &context), STATGPU_OK);
+        double result = NAN;
+        assert_int_equal(statgpu_median(context, data, count, &result), STATGPU_OK);
+        if (threads == 1)
+            expected = result;
+        assert_true(test_same_bits(result, expected));
+        statgpu_context_destroy(context);
+    }
+    free(data);
+}
+
+/* ------------------------------------------------------- Calc's MEDIAN */
+
+static double median_reference(const double *data, size_t count)
+{
+    double *sorted = test_sorted_copy(data, count);
+    double result = count % 2 ? sorted[count / 2] : (sorted[count / 2] + sorted[count / 2 - 1]) / 2;
+    free(sorted);
+    return result;
+}
+
+static void test_median_follows_calc(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_BACKEND();
+    double result = NAN;
+    const double odd[] = { 3, 1, 2 };
+    assert_int_equal(statgpu_median(g_context, odd, 3, &result), STATGPU_OK);
+    assert_true(result == 2.0);
+    const double even[] = { 4, 1, 3, 2 };
+    assert_int_equal(statgpu_median(g_context, even, 4, &result), STATGPU_OK);
+    assert_true(result == 2.5);
+    const double one[] = { -7.25 };
+    assert_int_equal(statgpu_median(g_context, one, 1, &result), STATGPU_OK);
+    assert_true(result == -7.25);
+
+    /* (a+b)/2 would overflow: the halves are added instead. */
+    const double huge[] = { 1.7e308, 1.6e308 };
+    assert_int_equal(statgpu_median(g_context, huge, 2, &result), STATGPU_OK);
+    assert_true(result == 1.7e308 / 2 + 1.6e308 / 2);
+    const double infinite[] = { INFINITY, INFINITY, 1 };
+    assert_int_equal(statgpu_median(g_context, infinite, 3, &result), STATGPU_OK);
+    assert_true(result == INFINITY);
+    const double minus_infinite[] = { -INFINITY, -INFINITY };
+    assert_int_equal(statgpu_median(g_context, minus_infinite, 2, &result), STATGPU_OK);
+    assert_true(result == -INFINITY);
+    const double undefined[] = { -INFINITY, INFINITY };
+    assert_int_equal(statgpu_median(g_context, undefined, 2, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+
+    for (int pattern = 0; pattern < PATTERN_COUNT; ++pattern) {
+        if (pattern == PATTERN_EXTREMES)
+            continue;  /* -Inf next to +Inf in the middle is covered above */
+        const size_t sizes[] = { 2, 5, 10, 1001, 4096, 200000 };
+        for (size_t s = 0; s < sizeof sizes / sizeof *sizes; ++s) {
+            double *data = malloc(sizes[s] * sizeof *data);
+            test_fill(data, sizes[s], (test_pattern)pattern, 3 + s);
+            assert_int_equal(statgpu_median(g_context, data, sizes[s], &result), STATGPU_OK);
+            double expected = median_reference(data, sizes[s]);
+            if (!(result == expected))
+                fail_msg("%s n=%zu: median %.17g, expected %.17g", test_pattern_names[pattern], sizes[s],
+                         result, expected);
+            free(data);
+        }
+    }
+    assert_ran_on_backend();
+}
+
+/* ------------------------------------------------- Calc's PERCENTILE.INC */
+
+/* PERCENTILE.INC on sorted data for p whose position p*(n-1) is not within
+ * rounding of an integer: there Calc's rounding to 15 digits changes nothing. */
+static double percentile_reference(const double *sorted, size_t count, double p)
+{
+    if (count == 1)
+        return sorted[0];
+    double position = p * (double)(count - 1);
+    size_t index = (size_t)floor(position);
+    double fraction = position - floor(position);
+    if (fraction == 0.0)
+        return sorted[index];
+    return sorted[index] + fraction * (sorted[index + 1] - sorted[index]);
+}
+
+static void test_quantile_against_sort(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_BACKEND();
+    test_rng rng = { 2024 };
+    const size_t sizes[] = { 1, 2, 3, 10, 11, 1000, 70000, 500000 };
+    for (int pattern = 0; pattern < PATTERN_COUNT; ++pattern) {
+        if (pattern == PATTERN_EXTREMES)
+            continue;  /* interpolation next to infinities is tested separately */
+        for (size_t s = 0; s < sizeof sizes / sizeof *sizes; ++s) {
+            size_t count = sizes[s];
+            double *data = malloc(count * sizeof *data);
+            test_fill(data, count, (test_pattern)pattern, 77 + s);
+            double *sorted = test_sorted_copy(data, count);
+            double p[6] = { 0.0, 1.0, 0.5, test_rng_uniform(&rng), test_rng_uniform(&rng), 0.25 };
+            for (size_t j = 0; j < 6; ++j) {
+                double result = NAN;
+                assert_int_equal(statgpu_quantile(g_context, data, count, p[j], &result), STATGPU_OK);
+                double expected = percentile_reference(sorted, count, p[j]);
+                if (!test_same_bits(result, expected) && !(result == expected))
+                    fail_msg("%s n=%zu p=%.17g: got %.17g, expected %.17g", test_pattern_names[pattern],
+                             count, p[j], result, expected);
+            }
+            free(sorted);
+            free(data);
+        }
+    }
+    assert_ran_on_backend();
+}
+
+/* Calc floors p*(n-1) only after rounding it to 15 significant digits, and
+ * interpolates with the unrounded remainder, which can be slightly negative. */
+static void test_quantile_rounds_position_as_calc(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_BACKEND();
+    double data[101];
+    for (int i = 0; i < 101; ++i)
+        data[100 - i] = i * 1.5;  /* given in reverse: the engine must order them */
+    volatile double p = 0.29;     /* 0.29 * 100 = 28.999999999999996 */
+    double position = p * 100.0;
+    assert_true(position < 29.0);
+    double result = NAN;
+    assert_int_equal(statgpu_quantile(g_context, data, 101, p, &result), STATGPU_OK);
+    double expected = 29 * 1.5 + (position - 29.0) * (30 * 1.5 - 29 * 1.5);
+    assert_true(test_same_bits(result, expected));
+
+    p = 0.7;                      /* 0.7 * 100 = 70.00000000000001 */
+    position = p * 100.0;
+    assert_int_equal(statgpu_quantile(g_context, data, 101, p, &result), STATGPU_OK);
+    expected = 70 * 1.5 + (position - 70.0) * 1.5;
+    assert_true(test_same_bits(result, expected));
+
+    /* The largest p below 1 may round to the last position: no successor, no interpolation. */
+    p = 0.99999999999999989;
+    assert_int_equal(statgpu_quantile(g_context, data, 101, p, &result), STATGPU_OK);
+    assert_true(result == 150.0);
+}
+
+static void test_quantile_next_to_infinities(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_BACKEND();
+    const double data[] = { -INFINITY, 1.0, 2.0, INFINITY };
+    double result = NAN;
+    assert_int_equal(statgpu_quantile(g_context, data, 4, 0.1, &result), STATGPU_OK);
+    assert_true(result == -INFINITY);
+    assert_int_equal(statgpu_quantile(g_context, data, 4, 0.5, &result), STATGPU_OK);
+    assert_true(result == 1.5);
+    assert_int_equal(statgpu_quantile(g_context, data, 4, 0.9, &result), STATGPU_OK);
+    assert_true(result == INFINITY);
+    const double wide[] = { -1.7e308, 1.7e308 };
+    assert_int_equal(statgpu_quantile(g_context, wide, 2, 0.5, &result), STATGPU_OK);
+    assert_true(isfinite(result) && fabs(result) < 1e293);
+    const double both[] = { -INFINITY, INFINITY };
+    assert_int_equal(statgpu_quantile(g_context, both, 2, 0.5, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_quantile(g_context, both, 2, 1.0, &result), STATGPU_OK);
+    assert_true(result == INFINITY);
+}
+
+static void test_many_quantiles_match_single_ones(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_BACKEND();
+    size_t count = 123457;
+    double *data = malloc(count * sizeof *data);
+    test_fill(data, count, PATTERN_MANY_DUPLICATES, 5);
+    for (size_t i = 0; i < count; i += 3)
+        data[i] += test_rng_normal(&(test_rng){ i });
+    double p[103], results[103];
+    for (int j = 0; j <= 100; ++j)
+        p[j] = j / 100.0;
+    p[101] = 0.5;   /* repeated */
+    p[102] = 0.031; /* out of order */
+    assert_int_equal(statgpu_quantiles(g_context, data, count, p, 103, results), STATGPU_OK);
+    assert_ran_on_backend();
+    for (int j = 0; j < 103; ++j) {
+        double single = NAN;
+        assert_int_equal(statgpu_quantile(g_context, data, count, p[j], &single), STATGPU_OK);
+        if (!test_same_bits(single, results[j]))
+            fail_msg("p=%g: %.17g in the batch, %.17g alone", p[j], results[j], single);
+    }
+    double median = NAN;
+    assert_int_equal(statgpu_median(g_context, data, count, &median), STATGPU_OK);
+    assert_true(median == results[50]);
+    free(data);
+}
+
+/* ------------------------------------------------------------ bad input */
+
+static void test_bad_inputs_get_their_status(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_BACKEND();
+    const double data[4] = { 1, 2, 3, 4 };
+    double result = 123.0, results[2];
+    const double p_ok[2] = { 0.5, 1.0 };
+
+    assert_int_equal(statgpu_kth_smallest(NULL, data, 4, 1, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_median(NULL, data, 4, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_quantile(NULL, data, 4, 0.5, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_quantiles(NULL, data, 4, p_ok, 2, results), STATGPU_ERROR_INVALID_ARGUMENT);
+
+    assert_int_equal(statgpu_kth_smallest(g_context, data, 0, 1, &result), STATGPU_ERROR_EMPTY_INPUT);
+    assert_int_equal(statgpu_median(g_context, data, 0, &result), STATGPU_ERROR_EMPTY_INPUT);
+    assert_int_equal(statgpu_quantile(g_context, NULL, 0, 0.5, &result), STATGPU_ERROR_EMPTY_INPUT);
+    assert_string_not_equal(statgpu_context_last_error(g_context), "");
+
+    assert_int_equal(statgpu_kth_smallest(g_context, NULL, 4, 1, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_median(g_context, NULL, 4, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_kth_smallest(g_context, data, 4, 1, NULL), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_median(g_context, data, 4, NULL), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_quantiles(g_context, data, 4, p_ok, 2, NULL), STATGPU_ERROR_INVALID_ARGUMENT);
+
+    assert_int_equal(statgpu_kth_smallest(g_context, data, 4, 0, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_kth_smallest(g_context, data, 4, 5, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_kth_smallest(g_context, data, 4, (size_t)-1, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+
+    assert_int_equal(statgpu_quantile(g_context, data, 4, -0.01, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_quantile(g_context, data, 4, 1.01, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_quantile(g_context, data, 4, 2.0, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_quantile(g_context, data, 4, NAN, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_quantile(g_context, data, 4, INFINITY, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_quantiles(g_context, data, 4, NULL, 2, results), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_quantiles(g_context, data, 4, p_ok, 0, results), STATGPU_ERROR_INVALID_ARGUMENT);
+    const double p_bad[2] = { 0.5, -1.0 };
+    assert_int_equal(statgpu_quantiles(g_context, data, 4, p_bad, 2, results), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(statgpu_context_last_error(g_context), "outside [0, 1]"));
+
+    /* NaN anywhere is rejected, small or large, never ordered somewhere. */
+    const size_t sizes[] = { 1, 5, 200000 };
+    for (size_t s = 0; s < 3; ++s) {
+        size_t count = sizes[s];
+        double *nan_data = malloc(count * sizeof *nan_data);
+        const size_t places[] = { 0, count / 2, count - 1 };
+        for (size_t w = 0; w < 3; ++w) {
+            test_fill(nan_data, count, PATTERN_NORMAL, w);
+            nan_data[places[w]] = NAN;
+            assert_int_equal(statgpu_kth_smallest(g_context, nan_data, count, 1, &result), STATGPU_ERROR_NAN_IN_DATA);
+            assert_int_equal(statgpu_median(g_context, nan_data, count, &result), STATGPU_ERROR_NAN_IN_DATA);
+            assert_int_equal(statgpu_quantile(g_context, nan_data, count, 0.3, &result), STATGPU_ERROR_NAN_IN_DATA);
+            assert_non_null(strstr(statgpu_context_last_error(g_context), "NaN"));
+        }
+        free(nan_data);
+    }
+    assert_true(result == 123.0);  /* no failed call wrote a result */
+}
+
+/* ---------------------------------------------------------------- main */
+
+static int setup(void **state)
+{
+    (void)state;
+    g_backend = test_backend_from_environment();
+    statgpu_context_params params;
+    statgpu_context_params_init(&params);
+    params.backend = g_backend;
+    if (statgpu_context_create(&params, &g_context) != STATGPU_OK)
+        return -1;
+    if (g_backend == STATGPU_BACKEND_CUDA) {
+        statgpu_backend_report report;
+        statgpu_context_backend_report(g_context, &report);
+        if (!report.cuda_available)
+            snprintf(g_skip_reason, sizeof g_skip_reason, "no usable CUDA backend: %s", report.note);
+        else
+            printf("# backend cuda: %s (runtime %d, driver %d)\n", report.device_name,
+                   report.cuda_runtime_version, report.cuda_driver_version);
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    statgpu_context_destroy(g_context);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_rank_at_small_sizes),
+        cmocka_unit_test(test_large_inputs_every_pattern),
+        cmocka_unit_test(test_ten_million),
+        cmocka_unit_test(test_thread_counts_agree),
+        cmocka_unit_test(test_median_follows_calc),
+        cmocka_unit_test(test_quantile_against_sort),
+        cmocka_unit_test(test_quantile_rounds_position_as_calc),
+        cmocka_unit_test(test_quantile_next_to_infinities),
+        cmocka_unit_test(test_many_quantiles_match_single_ones),
+        cmocka_unit_test(test_bad_inputs_get_their_status),
+    };
+    int failures = cmocka_run_group_tests_name(
+        test_backend_from_environment() == STATGPU_BACKEND_CUDA ? "order_statistics[cuda]" : "order_statistics[cpu]",
+        tests, setup, teardown);
+    if (failures == 0 && g_skip_reason[0] != '\0') {
+        printf("SKIPPED: %s\n", g_skip_reason);
+        return 77;
+    }
+    return failures;
+}
