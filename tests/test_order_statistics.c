@@ -379,6 +379,148 @@ static void test_bad_inputs_get_their_status(void **state)
     assert_true(result == 123.0);  /* no failed call wrote a result */
 }
 
+/* ---------------------------------------------------------------- vectors */
+
+static void test_float32_vectors_are_exact(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_BACKEND();
+    const size_t sizes[] = { 1, 2, 7, 1000, 100000, 1000003 };
+    for (int pattern = 0; pattern < PATTERN_COUNT; ++pattern) {
+        for (size_t s = 0; s < sizeof sizes / sizeof *sizes; ++s) {
+            size_t count = sizes[s];
+            double *wide = malloc(count * sizeof *wide);
+            float *narrow = malloc(count * sizeof *narrow);
+            test_fill(wide, count, (test_pattern)pattern, 31 + s);
+            for (size_t i = 0; i < count; ++i) {
+                narrow[i] = (float)wide[i];  /* huge values become +-Inf: still ordered */
+                wide[i] = (double)narrow[i];
+            }
+            double *sorted = test_sorted_copy(wide, count);
+            statgpu_vector vector = { narrow, count, STATGPU_DTYPE_FLOAT32, STATGPU_MEMORY_HOST };
+            size_t ranks[4] = { count, 1, (count + 1) / 2, count / 3 + 1 };
+            double results[4];
+            assert_int_equal(statgpu_vector_select(g_context, &vector, ranks, 4, results), STATGPU_OK);
+            for (int j = 0; j < 4; ++j)
+                if (!test_same_bits(results[j], sorted[ranks[j] - 1]))
+                    fail_msg("float32 %s n=%zu k=%zu: got %.9g, expected %.9g", test_pattern_names[pattern],
+                             count, ranks[j], results[j], sorted[ranks[j] - 1]);
+            assert_ran_on_backend();
+            if (pattern != PATTERN_EXTREMES && pattern != PATTERN_HUGE_1E300) {
+                double median = NAN;
+                assert_int_equal(statgpu_vector_median(g_context, &vector, &median), STATGPU_OK);
+                assert_true(median == median_reference(wide, count));
+                double p = 0.3, quantile = NAN;
+                assert_int_equal(statgpu_vector_quantiles(g_context, &vector, &p, 1, &quantile), STATGPU_OK);
+                assert_true(quantile == percentile_reference(sorted, count, p));
+            }
+            free(sorted);
+            free(narrow);
+            free(wide);
+        }
+    }
+}
+
+static void test_vector_ranks_in_any_order(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_BACKEND();
+    const double data[] = { 9, -1, 4, 4, 0.5, 7 };
+    statgpu_vector vector = { data, 6, STATGPU_DTYPE_FLOAT64, STATGPU_MEMORY_HOST };
+    const size_t ranks[] = { 5, 1, 5, 3, 6, 4 };
+    double results[6];
+    assert_int_equal(statgpu_vector_select(g_context, &vector, ranks, 6, results), STATGPU_OK);
+    const double expected[] = { 7, -1, 7, 4, 9, 4 };
+    for (int j = 0; j < 6; ++j)
+        assert_true(results[j] == expected[j]);
+}
+
+static void test_vector_bad_arguments(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_BACKEND();
+    const double data[] = { 1, 2, 3 };
+    double result = 0, results[2];
+    size_t rank = 1;
+    statgpu_vector vector = { data, 3, STATGPU_DTYPE_FLOAT64, STATGPU_MEMORY_HOST };
+    assert_int_equal(statgpu_vector_select(g_context, NULL, &rank, 1, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_vector_median(g_context, NULL, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_vector_select(g_context, &vector, NULL, 1, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_vector_select(g_context, &vector, &rank, 0, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    const size_t bad_ranks[2] = { 1, 4 };
+    assert_int_equal(statgpu_vector_select(g_context, &vector, bad_ranks, 2, results), STATGPU_ERROR_INVALID_ARGUMENT);
+    vector.dtype = (statgpu_dtype)9;
+    assert_int_equal(statgpu_vector_median(g_context, &vector, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    vector.dtype = STATGPU_DTYPE_FLOAT64;
+    vector.memory = (statgpu_memory)9;
+    assert_int_equal(statgpu_vector_median(g_context, &vector, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    vector.memory = STATGPU_MEMORY_HOST;
+    vector.count = 0;
+    assert_int_equal(statgpu_vector_median(g_context, &vector, &result), STATGPU_ERROR_EMPTY_INPUT);
+    const float nan_floats[] = { 1.0f, NAN };
+    statgpu_vector floats = { nan_floats, 2, STATGPU_DTYPE_FLOAT32, STATGPU_MEMORY_HOST };
+    assert_int_equal(statgpu_vector_median(g_context, &floats, &result), STATGPU_ERROR_NAN_IN_DATA);
+
+    statgpu_context_params params;
+    statgpu_context_params_init(&params);
+    assert_int_equal(params.select_method, STATGPU_SELECT_AUTO);
+    params.select_method = (statgpu_select_method)17;
+    statgpu_context *context = NULL;
+    assert_int_equal(statgpu_context_create(&params, &context), STATGPU_ERROR_INVALID_ARGUMENT);
+}
+
+/* Data said to be in device memory cannot be read by the CPU: without CUDA
+ * that is an error, never a CPU read of a device pointer. */
+static void test_device_memory_needs_cuda(void **state)
+{
+    (void)state;
+    statgpu_context_params params;
+    statgpu_context_params_init(&params);
+    params.backend = STATGPU_BACKEND_CPU;
+    statgpu_context *context = NULL;
+    assert_int_equal(statgpu_context_create(&params, &context), STATGPU_OK);
+    const double not_on_a_device[] = { 1, 2, 3 };
+    statgpu_vector vector = { not_on_a_device, 3, STATGPU_DTYPE_FLOAT64, STATGPU_MEMORY_CUDA_DEVICE };
+    double result = -5;
+    assert_int_equal(statgpu_vector_median(context, &vector, &result), STATGPU_ERROR_BACKEND);
+    assert_non_null(strstr(statgpu_context_last_error(context), "device memory"));
+    assert_true(result == -5);
+    statgpu_context_destroy(context);
+}
+
+/* Every selection method gives the same exact answers. */
+static void test_every_method_is_exact(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_BACKEND();
+    size_t count = 200003;
+    double *data = malloc(count * sizeof *data);
+    for (statgpu_select_method method = STATGPU_SELECT_AUTO; method <= STATGPU_SELECT_SORT; ++method) {
+        statgpu_context_params params;
+        statgpu_context_params_init(&params);
+        params.backend = g_backend;
+        params.select_method = method;
+        statgpu_context *context = NULL;
+        assert_int_equal(statgpu_context_create(&params, &context), STATGPU_OK);
+        for (int pattern = 0; pattern < PATTERN_COUNT; ++pattern) {
+            test_fill(data, count, (test_pattern)pattern, 400 + (uint64_t)method);
+            double *sorted = test_sorted_copy(data, count);
+            size_t ranks[3] = { 17, count / 2, count - 3 };
+            double results[3];
+            assert_int_equal(statgpu_vector_select(context, &(statgpu_vector){ data, count, STATGPU_DTYPE_FLOAT64,
+                                                                                STATGPU_MEMORY_HOST },
+                                                   ranks, 3, results), STATGPU_OK);
+            for (int j = 0; j < 3; ++j)
+                if (!test_same_bits(results[j], sorted[ranks[j] - 1]))
+                    fail_msg("method %d %s k=%zu: got %.17g, expected %.17g", (int)method,
+                             test_pattern_names[pattern], ranks[j], results[j], sorted[ranks[j] - 1]);
+            free(sorted);
+        }
+        statgpu_context_destroy(context);
+    }
+    free(data);
+}
+
 /* ---------------------------------------------------------------- main */
 
 static int setup(void **state)
@@ -422,6 +564,11 @@ int main(void)
         cmocka_unit_test(test_quantile_next_to_infinities),
         cmocka_unit_test(test_many_quantiles_match_single_ones),
         cmocka_unit_test(test_bad_inputs_get_their_status),
+        cmocka_unit_test(test_float32_vectors_are_exact),
+        cmocka_unit_test(test_vector_ranks_in_any_order),
+        cmocka_unit_test(test_vector_bad_arguments),
+        cmocka_unit_test(test_device_memory_needs_cuda),
+        cmocka_unit_test(test_every_method_is_exact),
     };
     int failures = cmocka_run_group_tests_name(
         test_backend_from_environment() == STATGPU_BACKEND_CUDA ? "order_statistics[cuda]" : "order_statistics[cpu]",

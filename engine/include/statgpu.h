@@ -89,6 +89,17 @@ typedef enum statgpu_backend {
  * [0,1]. Return non-zero to cancel: the call then returns STATGPU_ERROR_CANCELLED. */
 typedef int (*statgpu_progress_fn)(void *user_data, double fraction_done);
 
+/* How order statistics are selected. Every method is exact; they differ in
+ * speed only. AUTO picks per size, type and backend from measurements. The
+ * CPU backend has radix select, introselect and a full sort; there AUTO and
+ * CUTTING_PLANE choose between the first two by size. */
+typedef enum statgpu_select_method {
+    STATGPU_SELECT_AUTO          = 0,
+    STATGPU_SELECT_CUTTING_PLANE = 1,  /* Beliakov: Kelley's cutting planes, then sort the interval */
+    STATGPU_SELECT_RADIX         = 2,  /* digit histograms over order-preserving bit patterns */
+    STATGPU_SELECT_SORT          = 3   /* a full sort: the baseline */
+} statgpu_select_method;
+
 typedef struct statgpu_context_params {
     size_t              struct_bytes;  /* sizeof(statgpu_context_params); set by _init */
     statgpu_backend     backend;       /* default STATGPU_BACKEND_AUTO */
@@ -97,6 +108,8 @@ typedef struct statgpu_context_params {
     uint64_t            seed;          /* RNG seed for randomised methods; default 0 */
     statgpu_progress_fn progress;      /* optional, default NULL */
     void               *progress_user_data;
+    /* --- since 0.1: fields are only ever appended --- */
+    statgpu_select_method select_method;  /* default STATGPU_SELECT_AUTO */
 } statgpu_context_params;
 
 typedef struct statgpu_context statgpu_context;
@@ -131,6 +144,8 @@ typedef struct statgpu_backend_report {
     char            device_name[128];     /* GPU name, or "" */
     char            note[256];            /* why CUDA is unavailable, or why the last
                                              call fell back to the CPU; else "" */
+    double          last_transfer_seconds;  /* host-to-device copy of the last CUDA call */
+    double          last_compute_seconds;   /* device work of the last CUDA call */
 } statgpu_backend_report;
 
 /* Fills report. Loads and probes the CUDA backend if the context may use it
@@ -141,7 +156,46 @@ STATGPU_API statgpu_status statgpu_context_backend_report(statgpu_context *conte
 /* The name of a backend: "auto", "cpu" or "cuda". */
 STATGPU_API const char *statgpu_backend_name(statgpu_backend backend);
 
+/* ===== Vectors ============================================================ */
+
+typedef enum statgpu_dtype {
+    STATGPU_DTYPE_FLOAT64 = 0,
+    STATGPU_DTYPE_FLOAT32 = 1
+} statgpu_dtype;
+
+typedef enum statgpu_memory {
+    STATGPU_MEMORY_HOST        = 0,  /* ordinary (or pinned) host memory */
+    STATGPU_MEMORY_CUDA_DEVICE = 1   /* memory of the context's CUDA device (cudaMalloc) */
+} statgpu_memory;
+
+/* A read-only array of numbers, described, not owned. Data in device memory
+ * are computed on that device only: where the context cannot run CUDA, such a
+ * call fails with STATGPU_ERROR_BACKEND instead of falling back. */
+typedef struct statgpu_vector {
+    const void    *data;   /* count elements of dtype */
+    size_t         count;
+    statgpu_dtype  dtype;
+    statgpu_memory memory;
+} statgpu_vector;
+
 /* ===== Order statistics =================================================== */
+
+/* Order statistics of a vector: results[j] = the ranks[j]-th smallest
+ * (1-based; any order, repeats allowed) for j < rank_count. Floats are
+ * returned exactly, widened to double. */
+STATGPU_API statgpu_status statgpu_vector_select(statgpu_context *context, const statgpu_vector *data,
+                                                 const size_t *ranks, size_t rank_count,
+                                                 double *results /* out, rank_count */);
+
+/* As statgpu_median and statgpu_quantiles, for a vector. */
+STATGPU_API statgpu_status statgpu_vector_median(statgpu_context *context, const statgpu_vector *data,
+                                                 double *result /* out */);
+STATGPU_API statgpu_status statgpu_vector_quantiles(statgpu_context *context, const statgpu_vector *data,
+                                                    const double *p, size_t p_count,
+                                                    double *results /* out, p_count */);
+
+/* The functions below take host doubles; they are statgpu_vector_* calls on
+ * {data, data_count, STATGPU_DTYPE_FLOAT64, STATGPU_MEMORY_HOST}. */
 
 /* The k-th smallest of data[0 .. data_count-1], 1 <= k <= data_count. */
 STATGPU_API statgpu_status statgpu_kth_smallest(statgpu_context *context,

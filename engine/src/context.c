@@ -83,6 +83,8 @@ statgpu_status statgpu_context_create(const statgpu_context_params *params,
     if (chosen.backend != STATGPU_BACKEND_AUTO && chosen.backend != STATGPU_BACKEND_CPU
         && chosen.backend != STATGPU_BACKEND_CUDA)
         return STATGPU_ERROR_INVALID_ARGUMENT;
+    if (chosen.select_method < STATGPU_SELECT_AUTO || chosen.select_method > STATGPU_SELECT_SORT)
+        return STATGPU_ERROR_INVALID_ARGUMENT;
     if (chosen.device < 0 || chosen.thread_count < 0)
         return STATGPU_ERROR_INVALID_ARGUMENT;
 

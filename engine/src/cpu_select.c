@@ -37,14 +37,30 @@ enum {
 
 /* ---------------------------------------------------------------- NaN check */
 
-bool sg_cpu_has_nan(const double *data, size_t data_count, int thread_count)
+bool sg_cpu_has_nan(const void *data, statgpu_dtype dtype, size_t data_count, int thread_count)
 {
     int found = 0;
     (void)thread_count;
+    if (dtype == STATGPU_DTYPE_FLOAT32) {
+        const float *values = data;
 #pragma omp parallel for reduction(| : found) schedule(static) num_threads(thread_count) if (data_count > (1u << 16))
-    for (size_t i = 0; i < data_count; ++i)
-        found |= data[i] != data[i];
+        for (size_t i = 0; i < data_count; ++i)
+            found |= values[i] != values[i];
+    } else {
+        const double *values = data;
+#pragma omp parallel for reduction(| : found) schedule(static) num_threads(thread_count) if (data_count > (1u << 16))
+        for (size_t i = 0; i < data_count; ++i)
+            found |= values[i] != values[i];
+    }
     return found != 0;
+}
+
+/* The key of element i of a float64 or float32 array. Floats widen to doubles
+ * exactly, so both types share one key space. */
+static inline uint64_t sg_key_at(const void *data, statgpu_dtype dtype, size_t i)
+{
+    return dtype == STATGPU_DTYPE_FLOAT32 ? sg_key_from_double((double)((const float *)data)[i])
+                                          : sg_key_from_double(((const double *)data)[i]);
 }
 
 /* ------------------------------------------------------------- introselect */
@@ -163,7 +179,7 @@ static void sg_multiselect(uint64_t *keys, size_t lo, size_t hi,
     }
 }
 
-static statgpu_status sg_select_by_copy(const double *data, size_t data_count,
+static statgpu_status sg_select_by_copy(const void *data, statgpu_dtype dtype, size_t data_count,
                                         const size_t *ranks, size_t rank_count,
                                         double *results, int thread_count)
 {
@@ -177,7 +193,7 @@ static statgpu_status sg_select_by_copy(const double *data, size_t data_count,
     (void)thread_count;
 #pragma omp parallel for schedule(static) num_threads(thread_count) if (data_count > (1u << 16))
     for (size_t i = 0; i < data_count; ++i)
-        keys[i] = sg_key_from_double(data[i]);
+        keys[i] = sg_key_at(data, dtype, i);
     for (size_t j = 0; j < rank_count; ++j)
         positions[j] = ranks[j] - 1;
 
@@ -192,7 +208,8 @@ static statgpu_status sg_select_by_copy(const double *data, size_t data_count,
 /* ------------------------------------------------------------ radix select */
 
 typedef struct sg_radix_pass {
-    const double   *data;        /* the original data, read while candidates is NULL */
+    const void     *data;        /* the original data, read while candidates is NULL */
+    statgpu_dtype   dtype;
     const uint64_t *candidates;  /* keys already filtered, or NULL */
     size_t          count;       /* elements to read */
     uint64_t        prefix;      /* bits of the answer decided so far */
@@ -202,7 +219,7 @@ typedef struct sg_radix_pass {
 
 static inline bool sg_pass_key(const sg_radix_pass *pass, size_t i, uint64_t *key)
 {
-    *key = pass->candidates != NULL ? pass->candidates[i] : sg_key_from_double(pass->data[i]);
+    *key = pass->candidates != NULL ? pass->candidates[i] : sg_key_at(pass->data, pass->dtype, i);
     return (*key & pass->prefix_mask) == pass->prefix;
 }
 
@@ -214,7 +231,7 @@ static inline void sg_chunk(size_t count, int chunk_count, int chunk, size_t *be
 }
 
 /* The rank-th smallest (1-based) of data, for large data. */
-static statgpu_status sg_radix_select(const double *data, size_t data_count, size_t rank,
+static statgpu_status sg_radix_select(const void *data, statgpu_dtype dtype, size_t data_count, size_t rank,
                                       int thread_count, double *result)
 {
     int chunk_count = thread_count;
@@ -223,7 +240,7 @@ static statgpu_status sg_radix_select(const double *data, size_t data_count, siz
         return STATGPU_ERROR_OUT_OF_MEMORY;
 
     uint64_t *buffer = NULL, *spare = NULL;
-    sg_radix_pass pass = { data, NULL, data_count, 0, 0, 64 - SG_DIGIT_BITS };
+    sg_radix_pass pass = { data, dtype, NULL, data_count, 0, 0, 64 - SG_DIGIT_BITS };
     statgpu_status status = STATGPU_OK;
 
     for (;;) {
@@ -301,21 +318,43 @@ static statgpu_status sg_radix_select(const double *data, size_t data_count, siz
 
 /* ---------------------------------------------------------------- dispatch */
 
-statgpu_status sg_cpu_select_ranks(const double *data, size_t data_count,
-                                   const size_t *ranks, size_t rank_count,
+static int sg_compare_keys(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The baseline: sort every key, then read the ranks. */
+static statgpu_status sg_select_by_sort(const void *data, statgpu_dtype dtype, size_t data_count,
+                                        const size_t *ranks, size_t rank_count, double *results)
+{
+    uint64_t *keys = malloc(data_count * sizeof *keys);
+    if (keys == NULL)
+        return STATGPU_ERROR_OUT_OF_MEMORY;
+    for (size_t i = 0; i < data_count; ++i)
+        keys[i] = sg_key_at(data, dtype, i);
+    qsort(keys, data_count, sizeof *keys, sg_compare_keys);
+    for (size_t j = 0; j < rank_count; ++j)
+        results[j] = sg_double_from_key(keys[ranks[j] - 1]);
+    free(keys);
+    return STATGPU_OK;
+}
+
+statgpu_status sg_cpu_select_ranks(const void *data, statgpu_dtype dtype, size_t data_count,
+                                   const size_t *ranks, size_t rank_count, statgpu_select_method method,
                                    double *results, int thread_count)
 {
     if (thread_count < 1)
         thread_count = 1;
-    if (data_count < SG_RADIX_MIN_COUNT || rank_count > SG_RADIX_MAX_RANKS)
-        return sg_select_by_copy(data, data_count, ranks, rank_count, results, thread_count);
+    if (method == STATGPU_SELECT_SORT)
+        return sg_select_by_sort(data, dtype, data_count, ranks, rank_count, results);
+    bool radix = method == STATGPU_SELECT_RADIX
+                 || (data_count >= SG_RADIX_MIN_COUNT && rank_count <= SG_RADIX_MAX_RANKS);
+    if (!radix)
+        return sg_select_by_copy(data, dtype, data_count, ranks, rank_count, results, thread_count);
 
     for (size_t j = 0; j < rank_count; ++j) {
-        if (j > 0 && ranks[j] == ranks[j - 1]) {
-            results[j] = results[j - 1];
-            continue;
-        }
-        statgpu_status status = sg_radix_select(data, data_count, ranks[j], thread_count, &results[j]);
+        statgpu_status status = sg_radix_select(data, dtype, data_count, ranks[j], thread_count, &results[j]);
         if (status != STATGPU_OK)
             return status;
     }

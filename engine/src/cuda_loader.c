@@ -110,3 +110,16 @@ void sg_cuda_release(statgpu_context *context)
         context->cuda_state = NULL;
     }
 }
+
+statgpu_cuda_status sg_cuda_select(statgpu_context *context, const statgpu_vector *data,
+                                   const size_t *ranks, size_t rank_count, double *results,
+                                   char *message, size_t message_bytes)
+{
+    const statgpu_cuda_module_i *module = sg_cuda_module(NULL);
+    if (data->memory != STATGPU_MEMORY_HOST || data->dtype != STATGPU_DTYPE_FLOAT64) {
+        snprintf(message, message_bytes, "this CUDA module takes host doubles only");
+        return STATGPU_CUDA_INVALID_ARGUMENT;
+    }
+    return module->select_ranks_host(context->cuda_state, data->data, data->count, ranks, rank_count,
+                                     results, message, message_bytes);
+}

@@ -54,6 +54,12 @@ bool sg_cuda_ensure(statgpu_context *context);
 /* Releases the context's device state. */
 void sg_cuda_release(statgpu_context *context);
 
+/* Order statistics on the context's device (sg_cuda_ensure() must have
+ * succeeded): ranks ascending and distinct. */
+statgpu_cuda_status sg_cuda_select(statgpu_context *context, const statgpu_vector *data,
+                                   const size_t *ranks, size_t rank_count, double *results,
+                                   char *message, size_t message_bytes);
+
 /* ----- CPU order statistics (cpu_select.c) ----- */
 
 /* IEEE total-order keys: a < b as doubles (with -0.0 < +0.0) iff key(a) < key(b). */
@@ -72,13 +78,16 @@ static inline double sg_double_from_key(uint64_t key)
     return value;
 }
 
-/* True when any element is NaN. */
-bool sg_cpu_has_nan(const double *data, size_t data_count, int thread_count);
+/* True when any element of the host array is NaN. */
+bool sg_cpu_has_nan(const void *data, statgpu_dtype dtype, size_t data_count, int thread_count);
 
-/* results[j] = the ranks[j]-th smallest (1-based), ranks ascending and within
- * [1, data_count]. Returns STATGPU_OK or STATGPU_ERROR_OUT_OF_MEMORY. */
-statgpu_status sg_cpu_select_ranks(const double *data, size_t data_count,
-                                   const size_t *ranks, size_t rank_count,
+/* results[j] = the ranks[j]-th smallest (1-based) of a host array, ranks
+ * ascending, distinct and within [1, data_count]. The CPU has radix select
+ * (RADIX), introselect and a full sort (SORT); AUTO and CUTTING_PLANE choose
+ * between the first two by size. Returns STATGPU_OK or
+ * STATGPU_ERROR_OUT_OF_MEMORY. */
+statgpu_status sg_cpu_select_ranks(const void *data, statgpu_dtype dtype, size_t data_count,
+                                   const size_t *ranks, size_t rank_count, statgpu_select_method method,
                                    double *results, int thread_count);
 
 #endif /* STATGPU_INTERNAL_H */

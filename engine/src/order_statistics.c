@@ -16,12 +16,18 @@
 
 /* ------------------------------------------------------------- validation */
 
-static statgpu_status sg_check_data(statgpu_context *context, const double *data, size_t data_count,
-                                    const void *result)
+static statgpu_status sg_check_vector(statgpu_context *context, const statgpu_vector *data,
+                                      const void *result)
 {
-    if (data_count == 0)
-        return sg_fail(context, STATGPU_ERROR_EMPTY_INPUT, "the data hold no numbers");
     if (data == NULL)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "the vector is NULL");
+    if (data->dtype != STATGPU_DTYPE_FLOAT64 && data->dtype != STATGPU_DTYPE_FLOAT32)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "unknown element type %d", (int)data->dtype);
+    if (data->memory != STATGPU_MEMORY_HOST && data->memory != STATGPU_MEMORY_CUDA_DEVICE)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "unknown memory kind %d", (int)data->memory);
+    if (data->count == 0)
+        return sg_fail(context, STATGPU_ERROR_EMPTY_INPUT, "the data hold no numbers");
+    if (data->data == NULL)
         return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "data is NULL");
     if (result == NULL)
         return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "the result pointer is NULL");
@@ -36,50 +42,87 @@ static statgpu_status sg_check_probability(statgpu_context *context, double p)
     return STATGPU_OK;
 }
 
+static statgpu_vector sg_host_doubles(const double *data, size_t data_count)
+{
+    statgpu_vector vector = { data, data_count, STATGPU_DTYPE_FLOAT64, STATGPU_MEMORY_HOST };
+    return vector;
+}
+
 /* --------------------------------------------------------------- dispatch */
 
-/* Exact order statistics of the given ascending 1-based ranks, on the
- * context's backend, falling back to the CPU when CUDA cannot run the call. */
-static statgpu_status sg_select_ranks(statgpu_context *context, const double *data, size_t data_count,
+/* Exact order statistics of the given ascending, distinct 1-based ranks, on
+ * the context's backend, falling back to the CPU when CUDA cannot run a call
+ * on host data. */
+static statgpu_status sg_select_ranks(statgpu_context *context, const statgpu_vector *data,
                                       const size_t *ranks, size_t rank_count, double *results)
 {
     if (sg_progress_cancelled(context, 0.0))
         return sg_fail(context, STATGPU_ERROR_CANCELLED, "cancelled");
-    if (sg_cpu_has_nan(data, data_count, context->cpu_thread_count))
+    bool on_device = data->memory == STATGPU_MEMORY_CUDA_DEVICE;
+    /* Host data are checked here, once for every backend; device data are
+     * checked by the CUDA backend in its first pass over them. */
+    if (!on_device && sg_cpu_has_nan(data->data, data->dtype, data->count, context->cpu_thread_count))
         return sg_fail(context, STATGPU_ERROR_NAN_IN_DATA, "the data contain NaN");
 
     context->note[0] = '\0';
-    bool want_cuda = context->params.backend == STATGPU_BACKEND_CUDA
-                     || (context->params.backend == STATGPU_BACKEND_AUTO && data_count >= SG_AUTO_CUDA_MIN_COUNT);
+    bool want_cuda = on_device || context->params.backend == STATGPU_BACKEND_CUDA
+                     || (context->params.backend == STATGPU_BACKEND_AUTO && data->count >= SG_AUTO_CUDA_MIN_COUNT);
     if (want_cuda) {
-        if (sg_cuda_ensure(context)) {
-            const statgpu_cuda_module_i *module = sg_cuda_module(NULL);
-            char message[256] = "";
-            statgpu_cuda_status status = module->select_ranks_host(context->cuda_state, data, data_count,
-                                                                   ranks, rank_count, results,
-                                                                   message, sizeof message);
-            if (status == STATGPU_CUDA_OK) {
-                context->last_used = STATGPU_BACKEND_CUDA;
-                return STATGPU_OK;
-            }
-            if (status == STATGPU_CUDA_NAN_IN_DATA)
-                return sg_fail(context, STATGPU_ERROR_NAN_IN_DATA, "the data contain NaN");
-            snprintf(context->note, sizeof context->note, "CUDA failed (%s); ran on the CPU",
-                     message[0] != '\0' ? message : "no message");
-        } else if (context->params.backend == STATGPU_BACKEND_CUDA) {
-            snprintf(context->note, sizeof context->note, "CUDA unavailable (%s); ran on the CPU",
-                     context->cuda_unavailable);
+        char message[256] = "";
+        statgpu_cuda_status status = STATGPU_CUDA_NO_DEVICE;
+        if (context->params.backend == STATGPU_BACKEND_CPU && on_device)
+            snprintf(message, sizeof message, "the context asks for the CPU backend");
+        else if (sg_cuda_ensure(context))
+            status = sg_cuda_select(context, data, ranks, rank_count, results, message, sizeof message);
+        else
+            snprintf(message, sizeof message, "%s", context->cuda_unavailable);
+
+        if (status == STATGPU_CUDA_OK) {
+            context->last_used = STATGPU_BACKEND_CUDA;
+            return STATGPU_OK;
         }
+        if (status == STATGPU_CUDA_NAN_IN_DATA)
+            return sg_fail(context, STATGPU_ERROR_NAN_IN_DATA, "the data contain NaN");
+        if (on_device)
+            return sg_fail(context, STATGPU_ERROR_BACKEND, "data in device memory need CUDA: %s", message);
+        if (status != STATGPU_CUDA_NO_DEVICE || context->params.backend == STATGPU_BACKEND_CUDA)
+            snprintf(context->note, sizeof context->note, "CUDA %s (%s); ran on the CPU",
+                     status == STATGPU_CUDA_NO_DEVICE ? "unavailable" : "failed", message);
     }
 
-    statgpu_status status = sg_cpu_select_ranks(data, data_count, ranks, rank_count, results,
+    statgpu_status status = sg_cpu_select_ranks(data->data, data->dtype, data->count, ranks, rank_count,
+                                                context->params.select_method, results,
                                                 context->cpu_thread_count);
     if (status != STATGPU_OK)
-        return sg_fail(context, status, "could not allocate work space for %zu values", data_count);
+        return sg_fail(context, status, "could not allocate work space for %zu values", data->count);
     context->last_used = STATGPU_BACKEND_CPU;
     if (sg_progress_cancelled(context, 1.0))
         return sg_fail(context, STATGPU_ERROR_CANCELLED, "cancelled");
     return STATGPU_OK;
+}
+
+static int sg_compare_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts ranks and drops repeats in place; returns how many remain. */
+static size_t sg_sort_distinct(size_t *ranks, size_t rank_count)
+{
+    qsort(ranks, rank_count, sizeof *ranks, sg_compare_size);
+    size_t distinct = 0;
+    for (size_t j = 0; j < rank_count; ++j)
+        if (distinct == 0 || ranks[j] != ranks[distinct - 1])
+            ranks[distinct++] = ranks[j];
+    return distinct;
+}
+
+/* The value of rank among the selected distinct ranks. */
+static double sg_lookup(const size_t *ranks, const double *values, size_t distinct, size_t rank)
+{
+    const size_t *found = bsearch(&rank, ranks, distinct, sizeof *ranks, sg_compare_size);
+    return values[found - ranks];
 }
 
 /* ------------------------------------------------- Calc's exact arithmetic */
@@ -163,60 +206,68 @@ static statgpu_status sg_interpolate(statgpu_context *context, double lower, dou
 
 /* ------------------------------------------------------- public functions */
 
-statgpu_status statgpu_kth_smallest(statgpu_context *context, const double *data, size_t data_count,
-                                    size_t k, double *result)
+statgpu_status statgpu_vector_select(statgpu_context *context, const statgpu_vector *data,
+                                     const size_t *ranks, size_t rank_count, double *results)
 {
     if (context == NULL)
         return STATGPU_ERROR_INVALID_ARGUMENT;
-    statgpu_status status = sg_check_data(context, data, data_count, result);
+    statgpu_status status = sg_check_vector(context, data, results);
     if (status != STATGPU_OK)
         return status;
-    if (k < 1 || k > data_count)
-        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
-                       "k = %zu lies outside 1..%zu", k, data_count);
-    status = sg_select_ranks(context, data, data_count, &k, 1, result);
+    if (ranks == NULL || rank_count == 0)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "no ranks given");
+    for (size_t j = 0; j < rank_count; ++j)
+        if (ranks[j] < 1 || ranks[j] > data->count)
+            return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "k = %zu lies outside 1..%zu",
+                           ranks[j], data->count);
+    if (rank_count > SIZE_MAX / sizeof(size_t))
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "too many ranks");
+
+    size_t *sorted = malloc(rank_count * sizeof *sorted);
+    double *values = malloc(rank_count * sizeof *values);
+    if (sorted == NULL || values == NULL) {
+        free(sorted);
+        free(values);
+        return sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate %zu ranks", rank_count);
+    }
+    memcpy(sorted, ranks, rank_count * sizeof *sorted);
+    size_t distinct = sg_sort_distinct(sorted, rank_count);
+    status = sg_select_ranks(context, data, sorted, distinct, values);
+    if (status == STATGPU_OK)
+        for (size_t j = 0; j < rank_count; ++j)
+            results[j] = sg_lookup(sorted, values, distinct, ranks[j]);
+    free(sorted);
+    free(values);
     return status == STATGPU_OK ? sg_succeed(context) : status;
 }
 
-statgpu_status statgpu_median(statgpu_context *context, const double *data, size_t data_count,
-                              double *result)
+statgpu_status statgpu_vector_median(statgpu_context *context, const statgpu_vector *data, double *result)
 {
     if (context == NULL)
         return STATGPU_ERROR_INVALID_ARGUMENT;
-    statgpu_status status = sg_check_data(context, data, data_count, result);
+    statgpu_status status = sg_check_vector(context, data, result);
     if (status != STATGPU_OK)
         return status;
-    if (data_count % 2 == 1) {
-        size_t rank = data_count / 2 + 1;
-        status = sg_select_ranks(context, data, data_count, &rank, 1, result);
+    size_t count = data->count;
+    if (count % 2 == 1) {
+        size_t rank = count / 2 + 1;
+        status = sg_select_ranks(context, data, &rank, 1, result);
         return status == STATGPU_OK ? sg_succeed(context) : status;
     }
-    size_t ranks[2] = { data_count / 2, data_count / 2 + 1 };
+    size_t ranks[2] = { count / 2, count / 2 + 1 };
     double values[2];
-    status = sg_select_ranks(context, data, data_count, ranks, 2, values);
+    status = sg_select_ranks(context, data, ranks, 2, values);
     if (status == STATGPU_OK)
         status = sg_midpoint(context, values[0], values[1], result);
     return status == STATGPU_OK ? sg_succeed(context) : status;
 }
 
-statgpu_status statgpu_quantile(statgpu_context *context, const double *data, size_t data_count,
-                                double p, double *result)
-{
-    return statgpu_quantiles(context, data, data_count, &p, 1, result);
-}
-
-static int sg_compare_size(const void *a, const void *b)
-{
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    return (x > y) - (x < y);
-}
-
-statgpu_status statgpu_quantiles(statgpu_context *context, const double *data, size_t data_count,
-                                 const double *p, size_t p_count, double *results)
+statgpu_status statgpu_vector_quantiles(statgpu_context *context, const statgpu_vector *data,
+                                        const double *p, size_t p_count, double *results)
 {
     if (context == NULL)
         return STATGPU_ERROR_INVALID_ARGUMENT;
-    statgpu_status status = sg_check_data(context, data, data_count, results);
+    statgpu_status status = sg_check_vector(context, data, results);
     if (status != STATGPU_OK)
         return status;
     if (p == NULL || p_count == 0)
@@ -240,26 +291,48 @@ statgpu_status statgpu_quantiles(statgpu_context *context, const double *data, s
     }
     size_t rank_count = 0;
     for (size_t j = 0; j < p_count; ++j) {
-        sg_quantile_plan plan = sg_plan_quantile(p[j], data_count);
+        sg_quantile_plan plan = sg_plan_quantile(p[j], data->count);
         ranks[rank_count++] = plan.lower_rank;
         if (plan.fraction != 0.0)
             ranks[rank_count++] = plan.lower_rank + 1;
     }
-    qsort(ranks, rank_count, sizeof *ranks, sg_compare_size);
-    size_t distinct = 0;
-    for (size_t j = 0; j < rank_count; ++j)
-        if (distinct == 0 || ranks[j] != ranks[distinct - 1])
-            ranks[distinct++] = ranks[j];
+    size_t distinct = sg_sort_distinct(ranks, rank_count);
 
-    status = sg_select_ranks(context, data, data_count, ranks, distinct, values);
+    status = sg_select_ranks(context, data, ranks, distinct, values);
     for (size_t j = 0; j < p_count && status == STATGPU_OK; ++j) {
-        sg_quantile_plan plan = sg_plan_quantile(p[j], data_count);
-        size_t *found = bsearch(&plan.lower_rank, ranks, distinct, sizeof *ranks, sg_compare_size);
-        double lower = values[found - ranks];
-        double upper = plan.fraction != 0.0 ? values[found - ranks + 1] : lower;
+        sg_quantile_plan plan = sg_plan_quantile(p[j], data->count);
+        double lower = sg_lookup(ranks, values, distinct, plan.lower_rank);
+        double upper = plan.fraction != 0.0 ? sg_lookup(ranks, values, distinct, plan.lower_rank + 1) : lower;
         status = sg_interpolate(context, lower, upper, plan.fraction, &results[j]);
     }
     free(ranks);
     free(values);
     return status == STATGPU_OK ? sg_succeed(context) : status;
+}
+
+statgpu_status statgpu_kth_smallest(statgpu_context *context, const double *data, size_t data_count,
+                                    size_t k, double *result)
+{
+    statgpu_vector vector = sg_host_doubles(data, data_count);
+    return statgpu_vector_select(context, &vector, &k, 1, result);
+}
+
+statgpu_status statgpu_median(statgpu_context *context, const double *data, size_t data_count, double *result)
+{
+    statgpu_vector vector = sg_host_doubles(data, data_count);
+    return statgpu_vector_median(context, &vector, result);
+}
+
+statgpu_status statgpu_quantile(statgpu_context *context, const double *data, size_t data_count,
+                                double p, double *result)
+{
+    statgpu_vector vector = sg_host_doubles(data, data_count);
+    return statgpu_vector_quantiles(context, &vector, &p, 1, result);
+}
+
+statgpu_status statgpu_quantiles(statgpu_context *context, const double *data, size_t data_count,
+                                 const double *p, size_t p_count, double *results)
+{
+    statgpu_vector vector = sg_host_doubles(data, data_count);
+    return statgpu_vector_quantiles(context, &vector, p, p_count, results);
 }
