@@ -291,6 +291,29 @@ static void test_quantile_next_to_infinities(void **state)
     assert_true(result == INFINITY);
 }
 
+/* Calc computes x(i) + f*(x(i+1) - x(i)) and (a+b)/2: next to each other,
+ * -0.0 and +0.0 give +0.0, as in Calc. */
+static void test_signed_zeros_follow_calc(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_BACKEND();
+    const double zeros[] = { 0.0, -0.0, -0.0 };
+    double result = NAN;
+    assert_int_equal(statgpu_kth_smallest(g_context, zeros, 3, 1, &result), STATGPU_OK);
+    assert_true(test_same_bits(result, -0.0));
+    assert_int_equal(statgpu_kth_smallest(g_context, zeros, 3, 3, &result), STATGPU_OK);
+    assert_true(test_same_bits(result, 0.0));
+    assert_int_equal(statgpu_quantile(g_context, zeros, 3, 0.75, &result), STATGPU_OK);
+    assert_true(test_same_bits(result, -0.0 + 0.5 * (0.0 - -0.0)));
+    assert_true(test_same_bits(result, 0.0));
+    assert_int_equal(statgpu_quantile(g_context, zeros, 3, 0.25, &result), STATGPU_OK);
+    assert_true(test_same_bits(result, -0.0 + 0.5 * (-0.0 - -0.0)));
+    assert_int_equal(statgpu_median(g_context, zeros + 1, 2, &result), STATGPU_OK);
+    assert_true(test_same_bits(result, -0.0));
+    assert_int_equal(statgpu_median(g_context, zeros, 2, &result), STATGPU_OK);
+    assert_true(test_same_bits(result, (0.0 + -0.0) / 2));
+}
+
 static void test_many_quantiles_match_single_ones(void **state)
 {
     (void)state;
@@ -562,6 +585,7 @@ int main(void)
         cmocka_unit_test(test_quantile_against_sort),
         cmocka_unit_test(test_quantile_rounds_position_as_calc),
         cmocka_unit_test(test_quantile_next_to_infinities),
+        cmocka_unit_test(test_signed_zeros_follow_calc),
         cmocka_unit_test(test_many_quantiles_match_single_ones),
         cmocka_unit_test(test_bad_inputs_get_their_status),
         cmocka_unit_test(test_float32_vectors_are_exact),

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SG_CUDA_MODULE_FILE "libstatgpu_cuda.so"
 
@@ -43,6 +44,12 @@ static void sg_cuda_module_load(void)
             snprintf(path, sizeof path, "./%s", SG_CUDA_MODULE_FILE);
     }
 
+    if (access(path, R_OK) != 0) {
+        /* The usual case on a machine without the CUDA build: say so briefly
+         * (GPUINFO shows this text in a cell). */
+        snprintf(g_reason, sizeof g_reason, "no CUDA module (%s) beside the engine", SG_CUDA_MODULE_FILE);
+        return;
+    }
     void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (handle == NULL) {
         const char *error = dlerror();

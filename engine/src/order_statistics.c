@@ -184,16 +184,18 @@ static sg_quantile_plan sg_plan_quantile(double p, size_t data_count)
     return plan;
 }
 
-/* x(i) + f*(x(i+1) - x(i)), as Calc computes it, without overflow. */
+/* x(i) + f*(x(i+1) - x(i)), as Calc computes it (so -0.0 next to +0.0 gives
+ * +0.0 as in Calc), where that is finite; next to an infinity the limit, and
+ * between sums that overflow, the weighted form. */
 static statgpu_status sg_interpolate(statgpu_context *context, double lower, double upper,
                                      double fraction, double *result)
 {
-    if (fraction == 0.0 || lower == upper) {
+    if (fraction == 0.0) {
         *result = lower;
         return STATGPU_OK;
     }
     if (isinf(lower) || isinf(upper)) {
-        if (isinf(lower) && isinf(upper))
+        if (isinf(lower) && isinf(upper) && lower != upper)
             return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
                            "the quantile lies between -Inf and +Inf and is undefined");
         *result = isinf(lower) ? lower : upper;

@@ -1,0 +1,68 @@
+// cells.hxx: the one converter from the cells Calc hands the add-in to numbers.
+//
+// Calc passes a range argument declared as sequence< sequence< any > > cell by
+// cell: void for an empty cell, a string for text, a double for a number (a
+// boolean cell is a number in Calc and arrives as one; a bool any is taken as
+// 0 or 1 too). A range holding an error cell never gets here: Calc answers with
+// the error itself. Which cells a function skips is its cell policy, named at
+// each call; nothing is implied.
+#pragma once
+
+#include <com/sun/star/uno/Any.hxx>
+#include <com/sun/star/uno/Sequence.hxx>
+
+#include <vector>
+
+namespace statgpu::addin
+{
+enum class CellKind
+{
+    Empty,   // a blank cell
+    Number,  // a number (or a boolean, as 0 or 1)
+    Text,    // a string, including the empty string of a formula
+    Other    // anything Calc does not put in a cell; always rejected
+};
+
+// What a function does with a cell that holds no number.
+enum class EmptyCells
+{
+    Skip,   // left out, as inside the data range of MEDIAN
+    AsZero  // read as 0, as Calc reads an empty cell given for a number (PERCENTILE.INC's p)
+};
+enum class TextCells
+{
+    Skip,   // left out, as inside the data range of MEDIAN
+    Reject  // #VALUE!, as Calc answers for text given for a number
+};
+
+struct CellPolicy
+{
+    EmptyCells empty;
+    TextCells text;
+};
+
+// Data ranges of MEDIAN, SMALL, LARGE and PERCENTILE.INC: Calc skips empty
+// cells and text inside a range; so do we.
+inline constexpr CellPolicy kDataCells{ EmptyCells::Skip, TextCells::Skip };
+// A number argument, or a range of them (GPUQUANTILE's p), cell by cell as
+// Calc reads PERCENTILE.INC's p: empty is 0, text is #VALUE!.
+inline constexpr CellPolicy kParameterCells{ EmptyCells::AsZero, TextCells::Reject };
+
+// Classifies one cell; sets value when the cell is a Number.
+CellKind classifyCell(const css::uno::Any& cell, double& value);
+
+// Applies policy to one cell: returns true and sets value when the cell gives
+// a number, false when it is skipped; throws the Calc error when it is
+// rejected (#VALUE! for text, Err:502 for a value no cell holds).
+// argument_position (0-based, as XAddIn counts) is named in the exception.
+bool readCell(const css::uno::Any& cell, CellPolicy policy, sal_Int16 argument_position, double& value);
+
+// Appends the numbers of range, row by row, to numbers (readCell on each
+// cell), in one pass and without an allocation per cell.
+void appendNumbers(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& range,
+                   CellPolicy policy, sal_Int16 argument_position, std::vector<double>& numbers);
+
+// The count of cells of a range (rows may differ in length in a UNO sequence).
+std::size_t cellCount(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& range);
+
+} // namespace statgpu::addin

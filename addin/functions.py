@@ -1,0 +1,80 @@
+"""The statgpu Calc functions: the one table every other description is made from.
+
+addin/generate.py turns this table into the UNO interface (XStatGpu.idl), the
+Function Wizard configuration (CalcAddIns.xcu) and the C++ header that the
+add-in component answers XAddIn's questions from. Nothing else spells a
+function's name, description or arguments, so they cannot drift apart.
+
+A row per function:
+  method       the programmatic name: the XStatGpu method Calc calls; after the
+               service name, and upper-cased, what an .ods file stores
+  display      the name users type and the Function Wizard shows
+  returns      the IDL return type
+  description  the Function Wizard's text for the function
+  arguments    a row per argument: IDL name, IDL type, display name, description
+
+The argument types are the ones that let Calc hand us what we need:
+  sequence< sequence< any > >  a range or array, cell by cell, so an empty cell
+                               (void) and text (string) can be told from a number;
+                               a sequence of doubles would turn both into 0.
+  double                       a single number; Calc converts or rejects the rest.
+  any                          a single value, or a range (as a sequence of
+                               sequences of any) when one is given.
+"""
+
+from collections import namedtuple
+
+Argument = namedtuple("Argument", "name type display description")
+Function = namedtuple("Function", "method display returns description arguments")
+
+MODULE = "org.statgpu"
+INTERFACE = "XStatGpu"
+# The name Calc files the functions under; an .ods file stores a formula by
+# service and method name, upper-cased: of:=ORG.STATGPU.STATGPU.GPUMEDIAN(...)
+SERVICE_NAME = "org.statgpu.StatGpu"
+IMPLEMENTATION_NAME = "org.statgpu.StatGpuImpl"
+# One of Calc's own categories (Statistical), so the functions sit beside MEDIAN.
+CATEGORY = "Statistical"
+# Every method may raise these: Calc shows IllegalArgumentException as Err:502,
+# NoConvergenceException as Err:523 and any other exception as #VALUE!.
+RAISES = ("com::sun::star::lang::IllegalArgumentException",
+          "com::sun::star::sheet::NoConvergenceException")
+
+RANGE = "sequence< sequence< any > >"
+
+DATA = Argument(
+    "data", RANGE, "Data",
+    "The numbers: a range or an array. Empty cells and text are skipped, as MEDIAN skips them.")
+
+FUNCTIONS = [
+    Function(
+        "gpuMedian", "GPUMEDIAN", "double",
+        "Returns the median of the numbers in Data, exactly as MEDIAN does, "
+        "computed by the statgpu engine (on the GPU when one is available).",
+        [DATA]),
+    Function(
+        "gpuSmall", "GPUSMALL", "double",
+        "Returns the k-th smallest number in Data, exactly as SMALL does.",
+        [DATA,
+         Argument("k", "double", "k",
+                  "The rank from the smallest, from 1 to the count of numbers; a fraction is rounded down.")]),
+    Function(
+        "gpuLarge", "GPULARGE", "double",
+        "Returns the k-th largest number in Data, exactly as LARGE does.",
+        [DATA,
+         Argument("k", "double", "k",
+                  "The rank from the largest, from 1 to the count of numbers; a fraction is rounded down.")]),
+    Function(
+        "gpuQuantile", "GPUQUANTILE", "any",
+        "Returns the p-quantile of the numbers in Data, exactly as PERCENTILE.INC does. "
+        "A range of p gives an array of quantiles of the same shape.",
+        [DATA,
+         Argument("p", "any", "p",
+                  "The probability, from 0 to 1 (not optional), or a range of probabilities "
+                  "(enter the formula as an array formula over a range of that shape).")]),
+    Function(
+        "gpuInfo", "GPUINFO", "string",
+        "Returns the backend statgpu computes on: the GPU and its CUDA versions, "
+        "or the CPU threads and why CUDA is not used.",
+        []),
+]

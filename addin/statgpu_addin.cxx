@@ -1,0 +1,388 @@
+// statgpu_addin.cxx: the Calc add-in component: boilerplate, metadata from the
+// generated table, and the entry points (read cells -> validate -> engine ->
+// check the result). See statgpu_addin.hxx.
+#include "statgpu_addin.hxx"
+
+#include "calc_errors.hxx"
+#include "cells.hxx"
+#include "statgpu_functions.hxx"
+
+#include <com/sun/star/lang/XMultiServiceFactory.hpp>
+#include <com/sun/star/lang/XSingleServiceFactory.hpp>
+#include <cppuhelper/factory.hxx>
+#include <cppuhelper/supportsservice.hxx>
+#include <rtl/math.hxx>
+#include <uno/environment.h>
+#include <uno/lbnames.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+namespace statgpu::addin
+{
+using css::uno::Any;
+using css::uno::Sequence;
+
+namespace
+{
+using Range = Sequence<Sequence<Any>>;
+
+constexpr sal_Int16 kDataArgument = 0;
+constexpr sal_Int16 kSecondArgument = 1;  // k or p
+
+OUString fromUtf8(const char* text)
+{
+    return OUString(text, static_cast<sal_Int32>(std::strlen(text)), RTL_TEXTENCODING_UTF8);
+}
+
+// ---- Metadata ---------------------------------------------------------------
+
+const FunctionInfo* findFunction(const OUString& programmatic_name)
+{
+    for (const FunctionInfo& function : kFunctions)
+        if (programmatic_name.equalsAscii(function.programmatic_name))
+            return &function;
+    return nullptr;
+}
+
+const ArgumentInfo* findArgument(const OUString& programmatic_name, sal_Int32 argument)
+{
+    const FunctionInfo* function = findFunction(programmatic_name);
+    if (!function || argument < 0 || static_cast<std::size_t>(argument) >= function->argument_count)
+        return nullptr;
+    return &function->arguments[argument];
+}
+
+// ---- Input parsers ----------------------------------------------------------
+
+// Data: the numbers of a range; empty cells and text are skipped, as Calc's
+// MEDIAN, SMALL, LARGE and PERCENTILE.INC skip them inside a range.
+std::vector<double> readData(const Range& data)
+{
+    std::vector<double> numbers;
+    appendNumbers(data, kDataCells, kDataArgument, numbers);
+    return numbers;
+}
+
+// k of SMALL and LARGE, as Calc reads it: rounded down (approxFloor), and it
+// must lie in 1..n, else Err:502 (statgpu's policy for a rank out of range;
+// Calc 7.4's SMALL shows #VALUE! there).
+std::size_t readRank(double k, std::size_t count)
+{
+    const double rank = rtl::math::approxFloor(k);
+    if (!(rank >= 1.0) || rank > static_cast<double>(count))
+        raiseCalcError(CalcError::IllegalArgument, "k is not between 1 and the count of numbers", kSecondArgument);
+    return static_cast<std::size_t>(rank);
+}
+
+// p of PERCENTILE.INC: outside [0,1] is Err:502 in Calc, which checks p before
+// it counts the data.
+double checkProbability(double p)
+{
+    if (!(p >= 0.0 && p <= 1.0))
+        raiseCalcError(CalcError::IllegalArgument, "p is outside [0,1]", kSecondArgument);
+    return p;
+}
+
+// ---- Results ----------------------------------------------------------------
+
+double finiteResult(double value)
+{
+    if (!std::isfinite(value))
+        raiseCalcError(CalcError::IllegalArgument, "the result is not a finite number");
+    return value;
+}
+
+// Only UNO exceptions may cross the bridge into Calc; anything else would end
+// the office process (and lose the user's work), so it becomes #VALUE!.
+template <typename Compute> auto guarded(Compute&& compute) -> decltype(compute())
+{
+    try
+    {
+        return compute();
+    }
+    catch (const std::bad_alloc&)
+    {
+        raiseCalcError(CalcError::NoValue, "out of memory");
+    }
+    catch (const std::exception& failure)
+    {
+        raiseCalcError(CalcError::NoValue, failure.what());
+    }
+}
+
+statgpu_backend backendFromEnvironment()
+{
+    // STATGPU_BACKEND=cpu|cuda|auto chooses the backend (tests use it); unset
+    // or anything else is auto.
+    const char* name = std::getenv("STATGPU_BACKEND");
+    if (name && std::strcmp(name, "cpu") == 0)
+        return STATGPU_BACKEND_CPU;
+    if (name && std::strcmp(name, "cuda") == 0)
+        return STATGPU_BACKEND_CUDA;
+    return STATGPU_BACKEND_AUTO;
+}
+
+std::string cudaVersionText(int version)
+{
+    if (version <= 0)
+        return "unknown";
+    return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
+// GPUINFO's text, e.g. "CUDA: NVIDIA H100 80GB HBM3 (runtime 13.0, driver 13.0)"
+// or "CPU: 16 threads (CUDA not available: no CUDA driver)".
+std::string describeBackend(const statgpu_backend_report& report)
+{
+    if (report.requested != STATGPU_BACKEND_CPU && report.cuda_available)
+    {
+        std::string text = std::string("CUDA: ") + report.device_name + " (runtime "
+                           + cudaVersionText(report.cuda_runtime_version) + ", driver "
+                           + cudaVersionText(report.cuda_driver_version) + ")";
+        if (report.last_used == STATGPU_BACKEND_CPU && report.note[0])
+            text += std::string("; the last call ran on the CPU: ") + report.note;
+        return text;
+    }
+    std::string text = "CPU: " + std::to_string(report.cpu_thread_count) + " threads";
+    if (report.requested == STATGPU_BACKEND_CPU)
+        return text + " (CPU backend requested)";
+    return text + " (CUDA not available: " + (report.note[0] ? report.note : "no reason given") + ")";
+}
+
+} // namespace
+
+// ---- Service boilerplate ----------------------------------------------------
+
+OUString StatGpuAddIn::implementationName() { return OUString::createFromAscii(kImplementationName); }
+
+Sequence<OUString> StatGpuAddIn::serviceNames()
+{
+    Sequence<OUString> names(2);
+    names.getArray()[0] = "com.sun.star.sheet.AddIn";
+    names.getArray()[1] = OUString::createFromAscii(kServiceName);
+    return names;
+}
+
+OUString SAL_CALL StatGpuAddIn::getServiceName() { return OUString::createFromAscii(kServiceName); }
+OUString SAL_CALL StatGpuAddIn::getImplementationName() { return implementationName(); }
+sal_Bool SAL_CALL StatGpuAddIn::supportsService(const OUString& service_name)
+{
+    return cppu::supportsService(this, service_name);
+}
+Sequence<OUString> SAL_CALL StatGpuAddIn::getSupportedServiceNames() { return serviceNames(); }
+
+void SAL_CALL StatGpuAddIn::setLocale(const css::lang::Locale& locale) { locale_ = locale; }
+css::lang::Locale SAL_CALL StatGpuAddIn::getLocale() { return locale_; }
+
+// ---- XAddIn: the generated table --------------------------------------------
+
+OUString SAL_CALL StatGpuAddIn::getProgrammaticFuntionName(const OUString& display_name)
+{
+    for (const FunctionInfo& function : kFunctions)
+        if (display_name.equalsIgnoreAsciiCaseAscii(function.display_name))
+            return OUString::createFromAscii(function.programmatic_name);
+    return OUString();
+}
+
+OUString SAL_CALL StatGpuAddIn::getDisplayFunctionName(const OUString& programmatic_name)
+{
+    const FunctionInfo* function = findFunction(programmatic_name);
+    return function ? fromUtf8(function->display_name) : OUString();
+}
+
+OUString SAL_CALL StatGpuAddIn::getFunctionDescription(const OUString& programmatic_name)
+{
+    const FunctionInfo* function = findFunction(programmatic_name);
+    return function ? fromUtf8(function->description) : OUString();
+}
+
+OUString SAL_CALL StatGpuAddIn::getDisplayArgumentName(const OUString& programmatic_name, sal_Int32 argument)
+{
+    const ArgumentInfo* info = findArgument(programmatic_name, argument);
+    return info ? fromUtf8(info->display_name) : OUString();
+}
+
+OUString SAL_CALL StatGpuAddIn::getArgumentDescription(const OUString& programmatic_name, sal_Int32 argument)
+{
+    const ArgumentInfo* info = findArgument(programmatic_name, argument);
+    return info ? fromUtf8(info->description) : OUString();
+}
+
+OUString SAL_CALL StatGpuAddIn::getProgrammaticCategoryName(const OUString&)
+{
+    return OUString::createFromAscii(kCategory);
+}
+
+OUString SAL_CALL StatGpuAddIn::getDisplayCategoryName(const OUString& programmatic_name)
+{
+    return getProgrammaticCategoryName(programmatic_name);
+}
+
+// ---- The engine context -----------------------------------------------------
+
+statgpu_context* StatGpuAddIn::engineContext()
+{
+    if (context_)
+        return context_.get();
+    if (statgpu_version_number() != STATGPU_VERSION_NUMBER)
+    {
+        const std::string message = std::string("the statgpu engine is version ") + statgpu_version_string()
+                                    + ", the add-in was built for " STATGPU_VERSION_STRING;
+        raiseCalcError(CalcError::NoValue, message.c_str());
+    }
+    statgpu_context_params params;
+    statgpu_context_params_init(&params);
+    params.backend = backendFromEnvironment();
+    statgpu_context* context = nullptr;
+    checkEngineStatus(statgpu_context_create(&params, &context), nullptr);
+    context_.reset(context);
+    return context;
+}
+
+// ---- XStatGpu: the Calc functions -------------------------------------------
+
+double SAL_CALL StatGpuAddIn::gpuMedian(const Range& data)
+{
+    return guarded([&] {
+        const std::vector<double> numbers = readData(data);
+        std::lock_guard<std::mutex> lock(engine_mutex_);
+        statgpu_context* context = engineContext();
+        double median = 0.0;
+        checkEngineStatus(statgpu_median(context, numbers.data(), numbers.size(), &median), context);
+        return finiteResult(median);
+    });
+}
+
+double StatGpuAddIn::kthSmallest(const std::vector<double>& numbers, std::size_t rank)
+{
+    std::lock_guard<std::mutex> lock(engine_mutex_);
+    statgpu_context* context = engineContext();
+    double value = 0.0;
+    checkEngineStatus(statgpu_kth_smallest(context, numbers.data(), numbers.size(), rank, &value), context);
+    return finiteResult(value);
+}
+
+double SAL_CALL StatGpuAddIn::gpuSmall(const Range& data, double k)
+{
+    return guarded([&] {
+        const std::vector<double> numbers = readData(data);
+        return kthSmallest(numbers, readRank(k, numbers.size()));
+    });
+}
+
+double SAL_CALL StatGpuAddIn::gpuLarge(const Range& data, double k)
+{
+    return guarded([&] {
+        const std::vector<double> numbers = readData(data);
+        // The k-th largest is the (n-k+1)-th smallest.
+        return kthSmallest(numbers, numbers.size() - readRank(k, numbers.size()) + 1);
+    });
+}
+
+Any SAL_CALL StatGpuAddIn::gpuQuantile(const Range& data, const Any& p)
+{
+    return guarded([&] {
+        const std::vector<double> numbers = readData(data);
+
+        // p is one number, or a range of them (an array formula over a range
+        // of p): then the result has the range's shape. Calc's PERCENTILE.INC
+        // would give an error in one cell only where one p is bad; an add-in
+        // cannot return errors cell by cell, so one bad p fails the whole array.
+        Range p_range;
+        if (p >>= p_range)
+        {
+            std::vector<double> probabilities;
+            appendNumbers(p_range, kParameterCells, kSecondArgument, probabilities);
+            for (double probability : probabilities)
+                checkProbability(probability);
+            std::vector<double> quantiles(probabilities.size());
+            {
+                std::lock_guard<std::mutex> lock(engine_mutex_);
+                statgpu_context* context = engineContext();
+                checkEngineStatus(statgpu_quantiles(context, numbers.data(), numbers.size(), probabilities.data(),
+                                                    probabilities.size(), quantiles.data()),
+                                  context);
+            }
+            Sequence<Sequence<double>> result(p_range.getLength());
+            Sequence<double>* result_row = result.getArray();
+            std::size_t next = 0;
+            for (const Sequence<Any>& p_row : p_range)
+            {
+                result_row->realloc(p_row.getLength());
+                double* quantile = result_row->getArray();
+                for (sal_Int32 column = 0; column < p_row.getLength(); ++column)
+                    quantile[column] = finiteResult(quantiles[next++]);
+                ++result_row;
+            }
+            return Any(result);
+        }
+
+        // Calc passes an empty cell given as p as 0, and p left out as void.
+        if (!p.hasValue())
+            raiseCalcError(CalcError::IllegalArgument, "p is missing", kSecondArgument);
+        double probability = 0.0;
+        readCell(p, kParameterCells, kSecondArgument, probability);
+        checkProbability(probability);
+        std::lock_guard<std::mutex> lock(engine_mutex_);
+        statgpu_context* context = engineContext();
+        double quantile = 0.0;
+        checkEngineStatus(statgpu_quantile(context, numbers.data(), numbers.size(), probability, &quantile),
+                          context);
+        return Any(finiteResult(quantile));
+    });
+}
+
+OUString SAL_CALL StatGpuAddIn::gpuInfo()
+{
+    return guarded([&] {
+        std::lock_guard<std::mutex> lock(engine_mutex_);
+        statgpu_context* context = engineContext();
+        statgpu_backend_report report;
+        checkEngineStatus(statgpu_context_backend_report(context, &report), context);
+        return fromUtf8(describeBackend(report).c_str());
+    });
+}
+
+} // namespace statgpu::addin
+
+// ---- Component registration -------------------------------------------------
+
+namespace
+{
+css::uno::Reference<css::uno::XInterface> SAL_CALL
+createStatGpuAddIn(const css::uno::Reference<css::lang::XMultiServiceFactory>&)
+{
+    return static_cast<cppu::OWeakObject*>(new statgpu::addin::StatGpuAddIn());
+}
+} // namespace
+
+extern "C" {
+
+SAL_DLLPUBLIC_EXPORT void SAL_CALL component_getImplementationEnvironment(const char** environment_type_name,
+                                                                          uno_Environment**)
+{
+    *environment_type_name = CPPU_CURRENT_LANGUAGE_BINDING_NAME;
+}
+
+SAL_DLLPUBLIC_EXPORT void* SAL_CALL component_getFactory(const char* implementation_name, void* service_manager,
+                                                         void* /*registry_key*/)
+{
+    using statgpu::addin::StatGpuAddIn;
+    if (!service_manager || !StatGpuAddIn::implementationName().equalsAscii(implementation_name))
+        return nullptr;
+    // One instance per office process: Calc asks for the service more than once,
+    // and the engine context should be made only once.
+    css::uno::Reference<css::lang::XSingleServiceFactory> factory = cppu::createOneInstanceFactory(
+        static_cast<css::lang::XMultiServiceFactory*>(service_manager), StatGpuAddIn::implementationName(),
+        createStatGpuAddIn, StatGpuAddIn::serviceNames());
+    if (!factory.is())
+        return nullptr;
+    factory->acquire();
+    return factory.get();
+}
+
+} // extern "C"

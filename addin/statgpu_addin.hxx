@@ -1,0 +1,84 @@
+// statgpu_addin.hxx: the Calc add-in component (service org.statgpu.StatGpu).
+//
+// The UNO glue between Calc and the statgpu engine, and nothing else: service
+// boilerplate, XAddIn's metadata looked up in the generated table, and entry
+// points that read the cells, validate, call the engine and check the result.
+// No statistics are computed here.
+#pragma once
+
+#include <statgpu.h>
+
+#include <com/sun/star/lang/Locale.hpp>
+#include <com/sun/star/lang/XServiceInfo.hpp>
+#include <com/sun/star/lang/XServiceName.hpp>
+#include <com/sun/star/sheet/XAddIn.hpp>
+#include <cppuhelper/implbase4.hxx>
+#include <org/statgpu/XStatGpu.hpp>
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace statgpu::addin
+{
+using rtl::OUString;
+
+struct ContextDestroyer
+{
+    void operator()(statgpu_context* context) const { statgpu_context_destroy(context); }
+};
+
+class StatGpuAddIn final
+    : public cppu::WeakImplHelper4<css::sheet::XAddIn,  // and, through it, XLocalizable
+                                   css::lang::XServiceName, css::lang::XServiceInfo,
+                                   org::statgpu::XStatGpu>
+{
+public:
+    StatGpuAddIn() = default;
+
+    static OUString implementationName();
+    static css::uno::Sequence<OUString> serviceNames();
+
+    // XServiceName
+    OUString SAL_CALL getServiceName() override;
+
+    // XServiceInfo
+    OUString SAL_CALL getImplementationName() override;
+    sal_Bool SAL_CALL supportsService(const OUString& service_name) override;
+    css::uno::Sequence<OUString> SAL_CALL getSupportedServiceNames() override;
+
+    // XLocalizable: the texts are English only; the locale is kept for getLocale.
+    void SAL_CALL setLocale(const css::lang::Locale& locale) override;
+    css::lang::Locale SAL_CALL getLocale() override;
+
+    // XAddIn
+    OUString SAL_CALL getProgrammaticFuntionName(const OUString& display_name) override;
+    OUString SAL_CALL getDisplayFunctionName(const OUString& programmatic_name) override;
+    OUString SAL_CALL getFunctionDescription(const OUString& programmatic_name) override;
+    OUString SAL_CALL getDisplayArgumentName(const OUString& programmatic_name, sal_Int32 argument) override;
+    OUString SAL_CALL getArgumentDescription(const OUString& programmatic_name, sal_Int32 argument) override;
+    OUString SAL_CALL getProgrammaticCategoryName(const OUString& programmatic_name) override;
+    OUString SAL_CALL getDisplayCategoryName(const OUString& programmatic_name) override;
+
+    // XStatGpu: the Calc functions
+    double SAL_CALL gpuMedian(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& data) override;
+    double SAL_CALL gpuSmall(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& data, double k) override;
+    double SAL_CALL gpuLarge(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& data, double k) override;
+    css::uno::Any SAL_CALL gpuQuantile(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& data,
+                                       const css::uno::Any& p) override;
+    OUString SAL_CALL gpuInfo() override;
+
+private:
+    // The engine context, created at first use; the caller holds engine_mutex_.
+    statgpu_context* engineContext();
+    // The rank-th smallest of numbers (1 <= rank <= size), through the engine.
+    double kthSmallest(const std::vector<double>& numbers, std::size_t rank);
+
+    css::lang::Locale locale_;
+    // One context for the whole component; the engine wants one per thread,
+    // so every call holds the mutex while it uses the context.
+    std::mutex engine_mutex_;
+    std::unique_ptr<statgpu_context, ContextDestroyer> context_;
+};
+
+} // namespace statgpu::addin

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The benchmark command: builds statgpu with its CUDA backend (no add-in, no
+# tests) and runs the order-statistics benchmark against cupy, torch and numpy.
+#   bench/run.sh [OUTPUT-FOLDER] [extra bench_select.py arguments]
+# Needs nvcc, a CUDA GPU, and a python3 with torch (cupy and matplotlib optional).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+out=${1:-$root/bench/out}
+shift || true
+build_dir=${STATGPU_BUILD_DIR:-$root/build-bench}
+
+cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DSTATGPU_CUDA=ON \
+      -DSTATGPU_ADDIN=OFF -DBUILD_TESTING=OFF >/dev/null
+cmake --build "$build_dir" --parallel "$(nproc)"
+mkdir -p "$out"
+PYTHONUNBUFFERED=1 python3 "$root/bench/bench_select.py" --lib "$build_dir/lib/libstatgpu.so" --out "$out" "$@" \
+  2>&1 | tee "$out/select.log"
