@@ -127,32 +127,6 @@ statgpu_backend backendFromEnvironment()
     return STATGPU_BACKEND_AUTO;
 }
 
-std::string cudaVersionText(int version)
-{
-    if (version <= 0)
-        return "unknown";
-    return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
-}
-
-// GPUINFO's text, e.g. "CUDA: NVIDIA H100 80GB HBM3 (runtime 13.0, driver 13.0)"
-// or "CPU: 16 threads (CUDA not available: no CUDA driver)".
-std::string describeBackend(const statgpu_backend_report& report)
-{
-    if (report.requested != STATGPU_BACKEND_CPU && report.cuda_available)
-    {
-        std::string text = std::string("CUDA: ") + report.device_name + " (runtime "
-                           + cudaVersionText(report.cuda_runtime_version) + ", driver "
-                           + cudaVersionText(report.cuda_driver_version) + ")";
-        if (report.last_used == STATGPU_BACKEND_CPU && report.note[0])
-            text += std::string("; the last call ran on the CPU: ") + report.note;
-        return text;
-    }
-    std::string text = "CPU: " + std::to_string(report.cpu_thread_count) + " threads";
-    if (report.requested == STATGPU_BACKEND_CPU)
-        return text + " (CPU backend requested)";
-    return text + " (CUDA not available: " + (report.note[0] ? report.note : "no reason given") + ")";
-}
-
 } // namespace
 
 // ---- Service boilerplate ----------------------------------------------------
@@ -343,7 +317,9 @@ OUString SAL_CALL StatGpuAddIn::gpuInfo()
         statgpu_context* context = engineContext();
         statgpu_backend_report report;
         checkEngineStatus(statgpu_context_backend_report(context, &report), context);
-        return fromUtf8(describeBackend(report).c_str());
+        char text[512];
+        checkEngineStatus(statgpu_backend_describe(&report, text, sizeof text), context);
+        return fromUtf8(text);
     });
 }
 

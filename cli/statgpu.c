@@ -326,7 +326,9 @@ static int print_info(statgpu_context *context)
 {
     statgpu_backend_report report;
     statgpu_context_backend_report(context, &report);
-    printf("statgpu %s\n", statgpu_version_string());
+    char text[512];
+    statgpu_backend_describe(&report, text, sizeof text);
+    printf("statgpu %s\n%s\n", statgpu_version_string(), text);
     if (report.cuda_available)
         printf("backend: cuda\ndevice: %s\ncuda runtime: %d.%d\ncuda driver: %d.%d\n", report.device_name,
                report.cuda_runtime_version / 1000, report.cuda_runtime_version % 1000 / 10,

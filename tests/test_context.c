@@ -156,8 +156,9 @@ static void test_cuda_request_reports_backend(void **state)
         assert_int_equal(report.last_used, STATGPU_BACKEND_CUDA);
         assert_true(report.device_name[0] != '\0');
         assert_true(report.cuda_runtime_version > 0);
-        printf("# CUDA device: %s (runtime %d, driver %d)\n", report.device_name,
-               report.cuda_runtime_version, report.cuda_driver_version);
+        char text[512];
+        statgpu_backend_describe(&report, text, sizeof text);
+        printf("# GPUINFO would show: %s\n", text);
     } else {
         assert_true(expect == NULL || strcmp(expect, "1") != 0);
         assert_int_equal(report.last_used, STATGPU_BACKEND_CPU);
@@ -175,6 +176,43 @@ static int cancel_always(void *user_data, double fraction_done)
     (void)fraction_done;
     ++*(int *)user_data;
     return 1;
+}
+
+static void test_describe_report(void **state)
+{
+    (void)state;
+    statgpu_backend_report report;
+    memset(&report, 0, sizeof report);
+    report.requested = STATGPU_BACKEND_AUTO;
+    report.cuda_available = 1;
+    report.cuda_runtime_version = 13000;
+    report.cuda_driver_version = 13020;
+    report.cpu_thread_count = 16;
+    snprintf(report.device_name, sizeof report.device_name, "NVIDIA H100 80GB HBM3");
+    char text[256];
+    assert_int_equal(statgpu_backend_describe(&report, text, sizeof text), STATGPU_OK);
+    assert_string_equal(text, "CUDA: NVIDIA H100 80GB HBM3 (runtime 13.0, driver 13.2)");
+
+    report.last_used = STATGPU_BACKEND_CPU;
+    snprintf(report.note, sizeof report.note, "CUDA failed (out of memory); ran on the CPU");
+    assert_int_equal(statgpu_backend_describe(&report, text, sizeof text), STATGPU_OK);
+    assert_string_equal(text, "CUDA: NVIDIA H100 80GB HBM3 (runtime 13.0, driver 13.2); the last call ran on the "
+                              "CPU: CUDA failed (out of memory); ran on the CPU");
+
+    report.cuda_available = 0;
+    snprintf(report.note, sizeof report.note, "no CUDA driver");
+    assert_int_equal(statgpu_backend_describe(&report, text, sizeof text), STATGPU_OK);
+    assert_string_equal(text, "CPU: 16 threads (CUDA not available: no CUDA driver)");
+    report.requested = STATGPU_BACKEND_CPU;
+    assert_int_equal(statgpu_backend_describe(&report, text, sizeof text), STATGPU_OK);
+    assert_string_equal(text, "CPU: 16 threads (CPU backend requested)");
+
+    char tiny[8];
+    assert_int_equal(statgpu_backend_describe(&report, tiny, sizeof tiny), STATGPU_OK);
+    assert_string_equal(tiny, "CPU: 16");  /* truncated, still terminated */
+    assert_int_equal(statgpu_backend_describe(NULL, text, sizeof text), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_backend_describe(&report, NULL, 8), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_backend_describe(&report, text, 0), STATGPU_ERROR_INVALID_ARGUMENT);
 }
 
 static void test_progress_can_cancel(void **state)
@@ -204,6 +242,7 @@ int main(void)
         cmocka_unit_test(test_last_error_is_cleared_by_success),
         cmocka_unit_test(test_cpu_report),
         cmocka_unit_test(test_cuda_request_reports_backend),
+        cmocka_unit_test(test_describe_report),
         cmocka_unit_test(test_progress_can_cancel),
     };
     return cmocka_run_group_tests_name("context", tests, NULL, NULL);

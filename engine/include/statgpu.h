@@ -153,6 +153,13 @@ typedef struct statgpu_backend_report {
 STATGPU_API statgpu_status statgpu_context_backend_report(statgpu_context *context,
                                                           statgpu_backend_report *report /* out */);
 
+/* A one-line description of a report for people (Calc's GPUINFO shows it),
+ * such as "CUDA: NVIDIA H100 80GB HBM3 (runtime 13.0, driver 13.0)" or
+ * "CPU: 16 threads (CUDA not available: no CUDA driver)". Writes at most
+ * text_bytes bytes, NUL included, truncating where needed. */
+STATGPU_API statgpu_status statgpu_backend_describe(const statgpu_backend_report *report,
+                                                    char *text /* out */, size_t text_bytes);
+
 /* The name of a backend: "auto", "cpu" or "cuda". */
 STATGPU_API const char *statgpu_backend_name(statgpu_backend backend);
 

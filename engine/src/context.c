@@ -158,3 +158,35 @@ statgpu_status statgpu_context_backend_report(statgpu_context *context,
         snprintf(report->note, sizeof report->note, "the CPU backend was requested");
     return sg_succeed(context);
 }
+
+static void sg_version_text(int version, char *text, size_t text_bytes)
+{
+    if (version <= 0)
+        snprintf(text, text_bytes, "unknown");
+    else
+        snprintf(text, text_bytes, "%d.%d", version / 1000, version % 1000 / 10);
+}
+
+statgpu_status statgpu_backend_describe(const statgpu_backend_report *report, char *text, size_t text_bytes)
+{
+    if (report == NULL || text == NULL || text_bytes == 0)
+        return STATGPU_ERROR_INVALID_ARGUMENT;
+    if (report->requested != STATGPU_BACKEND_CPU && report->cuda_available) {
+        char runtime[16], driver[16];
+        sg_version_text(report->cuda_runtime_version, runtime, sizeof runtime);
+        sg_version_text(report->cuda_driver_version, driver, sizeof driver);
+        int written = snprintf(text, text_bytes, "CUDA: %s (runtime %s, driver %s)", report->device_name,
+                               runtime, driver);
+        if (report->last_used == STATGPU_BACKEND_CPU && report->note[0] != '\0' && written >= 0
+            && (size_t)written < text_bytes)
+            snprintf(text + written, text_bytes - (size_t)written, "; the last call ran on the CPU: %s",
+                     report->note);
+        return STATGPU_OK;
+    }
+    if (report->requested == STATGPU_BACKEND_CPU)
+        snprintf(text, text_bytes, "CPU: %d threads (CPU backend requested)", report->cpu_thread_count);
+    else
+        snprintf(text, text_bytes, "CPU: %d threads (CUDA not available: %s)", report->cpu_thread_count,
+                 report->note[0] != '\0' ? report->note : "no reason given");
+    return STATGPU_OK;
+}
