@@ -15,7 +15,9 @@
 #include <uno/environment.h>
 #include <uno/lbnames.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -57,14 +59,58 @@ const ArgumentInfo* findArgument(const OUString& programmatic_name, sal_Int32 ar
     return &function->arguments[argument];
 }
 
+// ---- Timing trace -------------------------------------------------------------
+
+// For the benchmarks only: with STATGPU_TRACE=FILE in LibreOffice's environment,
+// every call appends one line "cells convert_seconds engine_seconds" to FILE,
+// so the time from cell to result can be split into Calc's marshalling, the
+// add-in's conversion and the engine. Off (one getenv per call) otherwise.
+struct CallTimes
+{
+    std::size_t cells = 0;
+    double convert_seconds = 0.0;
+    double engine_seconds = 0.0;
+};
+thread_local CallTimes t_call_times;
+
+double secondsSince(std::chrono::steady_clock::time_point start)
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void writeTrace()
+{
+    const char* path = std::getenv("STATGPU_TRACE");
+    if (!path || !*path)
+        return;
+    if (std::FILE* file = std::fopen(path, "a"))
+    {
+        std::fprintf(file, "%zu %.9f %.9f\n", t_call_times.cells, t_call_times.convert_seconds,
+                     t_call_times.engine_seconds);
+        std::fclose(file);
+    }
+}
+
+// Runs an engine call, adding its time to the call's trace.
+template <typename Call> statgpu_status timedEngine(Call&& call)
+{
+    const auto start = std::chrono::steady_clock::now();
+    const statgpu_status status = call();
+    t_call_times.engine_seconds += secondsSince(start);
+    return status;
+}
+
 // ---- Input parsers ----------------------------------------------------------
 
 // Data: the numbers of a range; empty cells and text are skipped, as Calc's
 // MEDIAN, SMALL, LARGE and PERCENTILE.INC skip them inside a range.
 std::vector<double> readData(const Range& data)
 {
+    const auto start = std::chrono::steady_clock::now();
     std::vector<double> numbers;
     appendNumbers(data, kDataCells, kDataArgument, numbers);
+    t_call_times.cells += cellCount(data);
+    t_call_times.convert_seconds += secondsSince(start);
     return numbers;
 }
 
@@ -101,9 +147,12 @@ double finiteResult(double value)
 // the office process (and lose the user's work), so it becomes #VALUE!.
 template <typename Compute> auto guarded(Compute&& compute) -> decltype(compute())
 {
+    t_call_times = CallTimes{};
     try
     {
-        return compute();
+        auto result = compute();
+        writeTrace();
+        return result;
     }
     catch (const std::bad_alloc&)
     {
@@ -226,7 +275,8 @@ double SAL_CALL StatGpuAddIn::gpuMedian(const Range& data)
         std::lock_guard<std::mutex> lock(engine_mutex_);
         statgpu_context* context = engineContext();
         double median = 0.0;
-        checkEngineStatus(statgpu_median(context, numbers.data(), numbers.size(), &median), context);
+        checkEngineStatus(timedEngine([&] { return statgpu_median(context, numbers.data(), numbers.size(), &median); }),
+                          context);
         return finiteResult(median);
     });
 }
@@ -236,7 +286,9 @@ double StatGpuAddIn::kthSmallest(const std::vector<double>& numbers, std::size_t
     std::lock_guard<std::mutex> lock(engine_mutex_);
     statgpu_context* context = engineContext();
     double value = 0.0;
-    checkEngineStatus(statgpu_kth_smallest(context, numbers.data(), numbers.size(), rank, &value), context);
+    checkEngineStatus(
+        timedEngine([&] { return statgpu_kth_smallest(context, numbers.data(), numbers.size(), rank, &value); }),
+        context);
     return finiteResult(value);
 }
 
@@ -277,8 +329,11 @@ Any SAL_CALL StatGpuAddIn::gpuQuantile(const Range& data, const Any& p)
             {
                 std::lock_guard<std::mutex> lock(engine_mutex_);
                 statgpu_context* context = engineContext();
-                checkEngineStatus(statgpu_quantiles(context, numbers.data(), numbers.size(), probabilities.data(),
-                                                    probabilities.size(), quantiles.data()),
+                checkEngineStatus(timedEngine([&] {
+                                      return statgpu_quantiles(context, numbers.data(), numbers.size(),
+                                                               probabilities.data(), probabilities.size(),
+                                                               quantiles.data());
+                                  }),
                                   context);
             }
             Sequence<Sequence<double>> result(p_range.getLength());
@@ -304,8 +359,9 @@ Any SAL_CALL StatGpuAddIn::gpuQuantile(const Range& data, const Any& p)
         std::lock_guard<std::mutex> lock(engine_mutex_);
         statgpu_context* context = engineContext();
         double quantile = 0.0;
-        checkEngineStatus(statgpu_quantile(context, numbers.data(), numbers.size(), probability, &quantile),
-                          context);
+        checkEngineStatus(
+            timedEngine([&] { return statgpu_quantile(context, numbers.data(), numbers.size(), probability, &quantile); }),
+            context);
         return Any(finiteResult(quantile));
     });
 }
