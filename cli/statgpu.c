@@ -159,6 +159,8 @@ static size_t split_fields(char *line, char delimiter, char **fields, size_t fie
     return count;
 }
 
+/* The numbers read: doubles from CSV and f64 files; from f32 files, values
+ * holds floats (the engine is told their type). */
 typedef struct vector { double *values; size_t count, capacity; } vector;
 
 static int vector_push(vector *v, double value)
@@ -291,28 +293,15 @@ static int read_binary(const options *opt, vector *out)
         return EXIT_USAGE;
     }
     size_t count = (size_t)file_bytes / element_bytes;
-    out->values = malloc((count ? count : 1) * sizeof(double));
+    /* Floats stay floats: the engine selects on them as they are, exactly. */
+    out->values = malloc((count ? count : 1) * element_bytes);
     if (out->values == NULL) {
         fprintf(stderr, "statgpu: cannot allocate %zu values\n", count);
         fclose(file);
         return EXIT_USAGE;
     }
-    if (opt->format == FORMAT_F64) {
-        if (fread(out->values, 8, count, file) != count)
-            status = EXIT_USAGE;
-    } else {
-        float chunk[4096];
-        for (size_t done = 0; done < count && status == 0;) {
-            size_t want = count - done < 4096 ? count - done : 4096;
-            if (fread(chunk, 4, want, file) != want) {
-                status = EXIT_USAGE;
-                break;
-            }
-            for (size_t i = 0; i < want; ++i)
-                out->values[done + i] = chunk[i];  /* exact: every float is a double */
-            done += want;
-        }
-    }
+    if (fread(out->values, element_bytes, count, file) != count)
+        status = EXIT_USAGE;
     if (status != 0)
         fprintf(stderr, "statgpu: error reading %s\n", opt->path);
     out->count = count;
@@ -380,6 +369,9 @@ static int run_command(const options *opt, statgpu_context *context)
     }
     double read_seconds = seconds_now() - started;
 
+    statgpu_vector numbers = { data.values, data.count,
+                               opt->format == FORMAT_F32 ? STATGPU_DTYPE_FLOAT32 : STATGPU_DTYPE_FLOAT64,
+                               STATGPU_MEMORY_HOST };
     double *p = NULL, *results = NULL, single = 0;
     size_t p_count = 1;
     long k = 0;
@@ -396,17 +388,18 @@ static int run_command(const options *opt, statgpu_context *context)
 
     started = seconds_now();
     if (strcmp(opt->command, "median") == 0) {
-        engine_status = statgpu_median(context, data.values, data.count, &single);
+        engine_status = statgpu_vector_median(context, &numbers, &single);
     } else if (strcmp(opt->command, "small") == 0) {
-        engine_status = statgpu_kth_smallest(context, data.values, data.count, (size_t)k, &single);
+        size_t rank = (size_t)k;
+        engine_status = statgpu_vector_select(context, &numbers, &rank, 1, &single);
     } else if (strcmp(opt->command, "large") == 0) {
         /* The k-th largest is the (n-k+1)-th smallest; k beyond n has no rank. */
         size_t rank = (size_t)k <= data.count ? data.count - (size_t)k + 1 : data.count + 1;
-        engine_status = statgpu_kth_smallest(context, data.values, data.count, rank, &single);
+        engine_status = statgpu_vector_select(context, &numbers, &rank, 1, &single);
     } else {
         results = malloc(p_count * sizeof *results);
         engine_status = results == NULL ? STATGPU_ERROR_OUT_OF_MEMORY
-                                        : statgpu_quantiles(context, data.values, data.count, p, p_count, results);
+                                        : statgpu_vector_quantiles(context, &numbers, p, p_count, results);
     }
     double compute_seconds = seconds_now() - started;
 
