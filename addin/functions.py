@@ -73,6 +73,30 @@ FUNCTIONS = [
                   "The probability, from 0 to 1 (not optional), or a range of probabilities "
                   "(enter the formula as an array formula over a range of that shape).")]),
     Function(
+        "kmeans", "KMEANS", "any",
+        "Clusters the rows of Data into k groups by k-means (Lloyd's algorithm from k-means++ "
+        "starts; the best of several runs is kept). Returns the k centroids, one row per cluster, "
+        "or with Output the cluster of each row, the cluster sizes or a summary. Enter it as an "
+        "array formula over a range of that size.",
+        [Argument("data", RANGE, "Data",
+                  "The observations: one row each, one column per variable. A row with an empty "
+                  "or text cell is left out of the clustering, and its label is empty."),
+         Argument("k", "double", "k",
+                  "The number of clusters, from 1 to the number of complete rows; a fraction is "
+                  "rounded down."),
+         Argument("output", "any", "Output",
+                  "Optional: \"centroids\" (the default; k rows, a column per variable), \"labels\" "
+                  "(the cluster, 1 to k, of each row of Data), \"sizes\" (the rows in each cluster) "
+                  "or \"summary\" (inertia, iterations, converged and more, with their names)."),
+         Argument("restarts", "any", "Restarts",
+                  "Optional: how many runs from different random starts, from 1 to 1000; the run "
+                  "with the lowest inertia is kept. Default 10."),
+         Argument("maxIterations", "any", "MaxIter",
+                  "Optional: the most iterations of each run, from 1 to 100000. Default 300."),
+         Argument("seed", "any", "Seed",
+                  "Optional: a whole number from 0 that chooses the random starts; the same Seed "
+                  "gives the same clusters. Default 0.")]),
+    Function(
         "gpuInfo", "GPUINFO", "string",
         "Returns the backend statgpu computes on: the GPU and its CUDA versions, "
         "or the CPU threads and why CUDA is not used.",

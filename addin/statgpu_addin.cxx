@@ -21,7 +21,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace statgpu::addin
@@ -35,6 +37,11 @@ using Range = Sequence<Sequence<Any>>;
 
 constexpr sal_Int16 kDataArgument = 0;
 constexpr sal_Int16 kSecondArgument = 1;  // k or p
+// KMEANS(Data; k; Output; Restarts; MaxIter; Seed)
+constexpr sal_Int16 kOutputArgument = 2;
+constexpr sal_Int16 kRestartsArgument = 3;
+constexpr sal_Int16 kMaxIterationsArgument = 4;
+constexpr sal_Int16 kSeedArgument = 5;
 
 OUString fromUtf8(const char* text)
 {
@@ -134,6 +141,111 @@ double checkProbability(double p)
     return p;
 }
 
+// KMEANS' Data, row by row: a row is an observation when every cell of it
+// gives a number (kDataCells: an empty or text cell makes the row missing).
+struct Observations
+{
+    std::vector<double> values;          // count x variables, column-major
+    std::vector<bool> complete;          // per row of the range
+    std::size_t count = 0;
+    std::size_t variables = 0;
+};
+
+Observations readObservations(const Range& data)
+{
+    const auto start = std::chrono::steady_clock::now();
+    Observations observations;
+    const sal_Int32 rows = data.getLength();
+    observations.variables = rows > 0 ? static_cast<std::size_t>(data[0].getLength()) : 0;
+    observations.complete.assign(static_cast<std::size_t>(rows), false);
+    std::vector<double> row_major;
+    row_major.reserve(cellCount(data));
+    for (sal_Int32 row = 0; row < rows; ++row)
+    {
+        const Sequence<Any>& cells = data[row];
+        if (static_cast<std::size_t>(cells.getLength()) != observations.variables)
+            raiseCalcError(CalcError::IllegalArgument, "the rows of Data differ in length", kDataArgument);
+        const std::size_t mark = row_major.size();
+        bool complete = true;
+        for (const Any& cell : cells)
+        {
+            double value;
+            complete = readCell(cell, kDataCells, kDataArgument, value) && complete;
+            row_major.push_back(value);
+        }
+        if (complete)
+            observations.complete[static_cast<std::size_t>(row)] = true;
+        else
+            row_major.resize(mark);
+    }
+    observations.count = observations.variables ? row_major.size() / observations.variables : 0;
+    observations.values.resize(row_major.size());
+    for (std::size_t i = 0; i < observations.count; ++i)
+        for (std::size_t v = 0; v < observations.variables; ++v)
+            observations.values[i + observations.count * v] = row_major[i * observations.variables + v];
+    t_call_times.cells += cellCount(data);
+    t_call_times.convert_seconds += secondsSince(start);
+    return observations;
+}
+
+// KMEANS' k: rounded down, from 1 to the number of complete rows.
+std::size_t readClusterCount(double k, std::size_t observations)
+{
+    const double count = rtl::math::approxFloor(k);
+    if (!(count >= 1.0))
+        raiseCalcError(CalcError::IllegalArgument, "k is less than 1", kSecondArgument);
+    if (count > static_cast<double>(observations))
+        raiseCalcError(CalcError::IllegalArgument, "k is more than the rows of Data without missing values",
+                       kSecondArgument);
+    return static_cast<std::size_t>(count);
+}
+
+enum class KmeansTable
+{
+    Centroids,
+    Labels,
+    Sizes,
+    Summary
+};
+
+// Output: omitted (void) is the centroids; otherwise one of the words, in any case.
+KmeansTable readKmeansTable(const Any& output)
+{
+    if (!output.hasValue())
+        return KmeansTable::Centroids;
+    OUString word;
+    if (output >>= word)
+    {
+        word = word.trim();
+        if (word.equalsIgnoreAsciiCase("centroids"))
+            return KmeansTable::Centroids;
+        if (word.equalsIgnoreAsciiCase("labels"))
+            return KmeansTable::Labels;
+        if (word.equalsIgnoreAsciiCase("sizes"))
+            return KmeansTable::Sizes;
+        if (word.equalsIgnoreAsciiCase("summary"))
+            return KmeansTable::Summary;
+    }
+    raiseCalcError(CalcError::IllegalArgument,
+                   "Output is not one of \"centroids\", \"labels\", \"sizes\", \"summary\"", kOutputArgument);
+}
+
+// An optional whole number (Restarts, MaxIter, Seed): omitted (void) is the
+// default; a number is rounded down and must lie in [low, high]; text is
+// #VALUE! and an empty cell 0, as Calc reads a number argument.
+std::size_t readOptionalWholeNumber(const Any& argument, std::size_t default_value, double low, double high,
+                                    sal_Int16 position, const char* out_of_range)
+{
+    if (!argument.hasValue())
+        return default_value;
+    double value = 0.0;
+    readCell(argument, kParameterCells, position, value);
+    value = rtl::math::approxFloor(value);
+    if (!(value >= low && value <= high))
+        raiseCalcError(CalcError::IllegalArgument, out_of_range, position);
+    return static_cast<std::size_t>(value);
+}
+
 // ---- Results ----------------------------------------------------------------
 
 double finiteResult(double value)
@@ -141,6 +253,76 @@ double finiteResult(double value)
     if (!std::isfinite(value))
         raiseCalcError(CalcError::IllegalArgument, "the result is not a finite number");
     return value;
+}
+
+// The table KMEANS returns. Labels are 1-based, and empty (void) for the rows
+// of Data that were left out.
+Any kmeansTable(KmeansTable table, const statgpu_kmeans_result& result, const Observations& observations)
+{
+    const std::size_t k = result.k;
+    switch (table)
+    {
+        case KmeansTable::Centroids:
+        {
+            Sequence<Sequence<double>> centroids(static_cast<sal_Int32>(k));
+            for (std::size_t j = 0; j < k; ++j)
+            {
+                Sequence<double>& row = centroids.getArray()[j];
+                row.realloc(static_cast<sal_Int32>(result.n_vars));
+                for (std::size_t v = 0; v < result.n_vars; ++v)
+                    row.getArray()[v] = finiteResult(result.centroids[j + k * v]);
+            }
+            return Any(centroids);
+        }
+        case KmeansTable::Labels:
+        {
+            Range labels(static_cast<sal_Int32>(observations.complete.size()));
+            std::size_t next = 0;
+            for (std::size_t row = 0; row < observations.complete.size(); ++row)
+            {
+                Sequence<Any>& cell = labels.getArray()[row];
+                cell.realloc(1);
+                if (observations.complete[row])
+                    cell.getArray()[0] <<= static_cast<double>(result.labels[next++] + 1);
+            }
+            return Any(labels);
+        }
+        case KmeansTable::Sizes:
+        {
+            Sequence<Sequence<double>> sizes(static_cast<sal_Int32>(k));
+            for (std::size_t j = 0; j < k; ++j)
+            {
+                Sequence<double>& row = sizes.getArray()[j];
+                row.realloc(1);
+                row.getArray()[0] = static_cast<double>(result.cluster_sizes[j]);
+            }
+            return Any(sizes);
+        }
+        case KmeansTable::Summary:
+            break;
+    }
+    // With every row alike (k = 1), there is nothing to explain: the share is 0.
+    const double explained = result.total_ss > 0.0 ? 1.0 - result.inertia / result.total_ss : 0.0;
+    const std::pair<const char*, double> rows[] = {
+        { "inertia (within-cluster sum of squares)", result.inertia },
+        { "total sum of squares", result.total_ss },
+        { "between / total sum of squares", explained },
+        { "iterations", static_cast<double>(result.iterations) },
+        { "converged (1 yes, 0 no)", static_cast<double>(result.converged) },
+        { "restarts", static_cast<double>(result.restart_count) },
+        { "best restart", static_cast<double>(result.best_restart + 1) },
+        { "observations used", static_cast<double>(result.n_obs) },
+        { "rows left out (missing values)", static_cast<double>(observations.complete.size() - result.n_obs) },
+    };
+    Range summary(static_cast<sal_Int32>(std::size(rows)));
+    for (std::size_t r = 0; r < std::size(rows); ++r)
+    {
+        Sequence<Any>& row = summary.getArray()[r];
+        row.realloc(2);
+        row.getArray()[0] <<= OUString::createFromAscii(rows[r].first);
+        row.getArray()[1] <<= finiteResult(rows[r].second);
+    }
+    return Any(summary);
 }
 
 // Only UNO exceptions may cross the bridge into Calc; anything else would end
@@ -363,6 +545,42 @@ Any SAL_CALL StatGpuAddIn::gpuQuantile(const Range& data, const Any& p)
             timedEngine([&] { return statgpu_quantile(context, numbers.data(), numbers.size(), probability, &quantile); }),
             context);
         return Any(finiteResult(quantile));
+    });
+}
+
+std::unique_ptr<statgpu_kmeans_result, void (*)(statgpu_kmeans_result*)>
+StatGpuAddIn::fitKmeans(const std::vector<double>& values, std::size_t n_obs, std::size_t n_vars, std::size_t k,
+                        const statgpu_kmeans_params& params)
+{
+    std::lock_guard<std::mutex> lock(engine_mutex_);
+    statgpu_context* context = engineContext();
+    statgpu_kmeans_result* result = nullptr;
+    checkEngineStatus(
+        timedEngine([&] { return statgpu_kmeans(context, values.data(), n_obs, n_vars, n_obs, k, &params, &result); }),
+        context);
+    return { result, statgpu_kmeans_result_destroy };
+}
+
+Any SAL_CALL StatGpuAddIn::kmeans(const Range& data, double k, const Any& output, const Any& restarts,
+                                  const Any& maxIterations, const Any& seed)
+{
+    return guarded([&] {
+        const KmeansTable table = readKmeansTable(output);
+        const Observations observations = readObservations(data);
+        if (observations.count == 0)
+            raiseCalcError(CalcError::IllegalArgument, "Data has no row without missing values", kDataArgument);
+        const std::size_t clusters = readClusterCount(k, observations.count);
+        statgpu_kmeans_params params;
+        statgpu_kmeans_params_init(&params);
+        params.restart_count = readOptionalWholeNumber(restarts, params.restart_count, 1, 1000, kRestartsArgument,
+                                                       "Restarts is not between 1 and 1000");
+        params.max_iterations = readOptionalWholeNumber(maxIterations, params.max_iterations, 1, 100000,
+                                                        kMaxIterationsArgument, "MaxIter is not between 1 and 100000");
+        params.seed = readOptionalWholeNumber(seed, 0, 0, 0x1p53, kSeedArgument,
+                                              "Seed is not a whole number from 0 to 2^53");
+        const auto result = fitKmeans(observations.values, observations.count, observations.variables, clusters,
+                                      params);
+        return kmeansTable(table, *result, observations);
     });
 }
 

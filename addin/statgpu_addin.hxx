@@ -66,6 +66,9 @@ public:
     double SAL_CALL gpuLarge(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& data, double k) override;
     css::uno::Any SAL_CALL gpuQuantile(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& data,
                                        const css::uno::Any& p) override;
+    css::uno::Any SAL_CALL kmeans(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& data, double k,
+                                  const css::uno::Any& output, const css::uno::Any& restarts,
+                                  const css::uno::Any& maxIterations, const css::uno::Any& seed) override;
     OUString SAL_CALL gpuInfo() override;
 
 private:
@@ -73,6 +76,10 @@ private:
     statgpu_context* engineContext();
     // The rank-th smallest of numbers (1 <= rank <= size), through the engine.
     double kthSmallest(const std::vector<double>& numbers, std::size_t rank);
+    // k-means of n_obs rows (column-major, leading dimension n_obs), through the engine.
+    std::unique_ptr<statgpu_kmeans_result, void (*)(statgpu_kmeans_result*)>
+    fitKmeans(const std::vector<double>& values, std::size_t n_obs, std::size_t n_vars, std::size_t k,
+              const statgpu_kmeans_params& params);
 
     css::lang::Locale locale_;
     // One context for the whole component; the engine wants one per thread,

@@ -34,13 +34,7 @@ static void assert_ran_on_backend(void)
                  statgpu_backend_name(g_backend), report.note);
 }
 
-#define SKIP_WITHOUT_BACKEND()                                   \
-    do {                                                         \
-        if (g_skip_reason[0] != '\0') {                          \
-            print_message("skipped: %s\n", g_skip_reason);       \
-            skip();                                              \
-        }                                                        \
-    } while (0)
+#define SKIP_WITHOUT_BACKEND() TEST_SKIP_IF(g_skip_reason)
 
 static void check_kth(const double *data, const double *sorted, size_t count, size_t k,
                       const char *pattern)
@@ -597,9 +591,5 @@ int main(void)
     int failures = cmocka_run_group_tests_name(
         test_backend_from_environment() == STATGPU_BACKEND_CUDA ? "order_statistics[cuda]" : "order_statistics[cpu]",
         tests, setup, teardown);
-    if (failures == 0 && g_skip_reason[0] != '\0') {
-        printf("SKIPPED: %s\n", g_skip_reason);
-        return 77;
-    }
-    return failures;
+    return test_exit_code(failures, g_skip_reason);
 }

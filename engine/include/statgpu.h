@@ -232,6 +232,122 @@ STATGPU_API statgpu_status statgpu_quantiles(statgpu_context *context,
                                              const double *p, size_t p_count,
                                              double *results /* out, p_count */);
 
+/* ===== k-means clustering ================================================= */
+
+/* Lloyd's algorithm on the rows of a matrix: observations in rows, variables
+ * in columns, column-major with a leading dimension (observation i, variable
+ * v at data[i + ld*v], ld >= n_obs).
+ *
+ * A call makes restart_count runs and keeps the one of lowest inertia (the
+ * earlier on a tie). A run chooses k initial centroids, then iterates: assign
+ * every observation to its nearest centroid, move every centroid to the mean
+ * of its observations. It stops when an assignment changes no label, when the
+ * centroids moved by at most the tolerance, or after max_iterations. The
+ * arithmetic is scikit-learn's KMeans(algorithm="lloyd") and R's
+ * kmeans(algorithm="Lloyd"):
+ *   - distances are squared Euclidean, summed over the variables in order; an
+ *     observation equally near two centroids goes to the lower-numbered one;
+ *   - the tolerance is scikit-learn's: a run has converged when the squared
+ *     distances the centroids moved in one iteration sum to at most
+ *     tolerance x (the mean over the variables of their variances, divided
+ *     by n_obs as numpy.var does);
+ *   - iterations counts assignment passes, as scikit-learn's n_iter_ and R's
+ *     iter (for a run that converged);
+ *   - labels are always each observation's nearest centroid: a run that
+ *     stops on the tolerance or at max_iterations gets one more assignment
+ *     pass, as in scikit-learn;
+ *   - a cluster left empty by an assignment is re-seeded with the
+ *     observation farthest from its centroid, taken from a cluster that keeps
+ *     at least one other (the lowest-numbered on a tie); the centroids are
+ *     then the means of the new clusters. A cluster can end empty (size 0,
+ *     centroid where it was) only in a run that stopped before its labels
+ *     settled. No output is ever NaN.
+ *
+ * The data need k distinct rows: with fewer, the call fails with
+ * STATGPU_ERROR_INVALID_ARGUMENT, as R's kmeans stops with "more cluster
+ * centers than distinct data points". NaN gives STATGPU_ERROR_NAN_IN_DATA;
+ * an infinity, or numbers so large that squared distances could overflow
+ * (beyond about sqrt(DBL_MAX / (8 n_obs n_vars))), STATGPU_ERROR_INVALID_ARGUMENT.
+ *
+ * Reproducibility: the same data, k, params and context seed give the same
+ * bits, whatever the thread count: sums run over fixed blocks of rows that
+ * depend only on the problem's size, and blocks are added in a fixed order.
+ * Up to 1024 rows form one block, summed in row order, as R sums.
+ *
+ * Backend: k-means runs on the CPU. A context that asks for CUDA gets the
+ * CPU's result, and its backend report says so (last_used CPU and a note). */
+
+typedef enum statgpu_kmeans_init {
+    STATGPU_KMEANS_INIT_AUTO      = 0,  /* k-means++ below 100000 observations, k-means|| from there */
+    STATGPU_KMEANS_INIT_PLUS_PLUS = 1,  /* greedy k-means++ as scikit-learn's: of 2 + floor(ln k)
+                                           candidates drawn by D^2 weighting, the one that lowers
+                                           the potential most becomes the next centroid */
+    STATGPU_KMEANS_INIT_PARALLEL  = 2,  /* k-means|| (Bahmani et al. 2012): 5 rounds (more while
+                                           fewer than k candidates), oversampling 2k, candidates
+                                           weighted by the observations nearest to them, then
+                                           reclustered by weighted k-means++ and Lloyd. It reads
+                                           the data about 6 times where k-means++ reads them 2k times */
+    STATGPU_KMEANS_INIT_GIVEN     = 3   /* the caller's initial_centroids; one run, restart_count
+                                           is not used (as in R and scikit-learn) */
+} statgpu_kmeans_init;
+
+typedef struct statgpu_kmeans_params {
+    size_t              struct_bytes;      /* sizeof(statgpu_kmeans_params); set by _init */
+    size_t              restart_count;     /* runs from different initial centroids; default 10 */
+    size_t              max_iterations;    /* per run; default 300 (scikit-learn's) */
+    double              tolerance;         /* relative, as scikit-learn's tol; default 1e-4;
+                                              0 stops only when no label changes (R's rule) */
+    statgpu_kmeans_init init;              /* default STATGPU_KMEANS_INIT_AUTO */
+    const double       *initial_centroids; /* with INIT_GIVEN: k x n_vars, column-major, leading
+                                              dimension k (the layout of the result's centroids);
+                                              finite; read during the call only */
+    uint64_t            seed;              /* mixed with the context's seed into the random
+                                              streams of the runs; default 0 */
+    /* --- fields are only ever appended --- */
+} statgpu_kmeans_params;
+
+/* The outcome of statgpu_kmeans: read its fields; owned by the caller, freed
+ * by statgpu_kmeans_result_destroy. Fields are only ever appended. */
+typedef struct statgpu_kmeans_result {
+    size_t   k;
+    size_t   n_obs;
+    size_t   n_vars;
+    double  *centroids;           /* k x n_vars, column-major, leading dimension k: cluster j,
+                                     variable v at centroids[j + k*v] */
+    int32_t *labels;              /* n_obs cluster numbers, 0-based: 0 .. k-1 (Calc shows them
+                                     1-based) */
+    size_t  *cluster_sizes;       /* k observation counts */
+    double  *within_ss;           /* k sums of squared distances of observations to their centroid */
+    double   inertia;             /* sum over observations of the squared distance to their
+                                     centroid: R's tot.withinss, scikit-learn's inertia_ */
+    double   total_ss;            /* sum of squared deviations from the overall mean (R's totss);
+                                     1 - inertia/total_ss is the share the clusters explain */
+    size_t   iterations;          /* Lloyd iterations of the winning run */
+    int      converged;           /* 1 when the winning run stopped on no label change or the
+                                     tolerance, 0 when max_iterations ended it */
+    size_t   best_restart;        /* 0-based index of the winning run */
+    size_t   restart_count;       /* runs made */
+    size_t   reseed_count;        /* empty clusters re-seeded during the winning run */
+    statgpu_kmeans_init init;     /* the initialisation the runs used (never AUTO) */
+} statgpu_kmeans_result;
+
+/* Fills params with the defaults. Always call it first: fields added later
+ * then get their defaults too. */
+STATGPU_API void statgpu_kmeans_params_init(statgpu_kmeans_params *params /* out */);
+
+/* k-means clustering of the n_obs rows of data into k clusters,
+ * 1 <= k <= n_obs, k <= INT32_MAX. params may be NULL for the defaults. On
+ * success *out_result is a new result (destroy it); on failure it is NULL and
+ * statgpu_context_last_error says why. The progress callback is called once
+ * per iteration; cancelling returns STATGPU_ERROR_CANCELLED. */
+STATGPU_API statgpu_status statgpu_kmeans(statgpu_context *context,
+                                          const double *data, size_t n_obs, size_t n_vars, size_t ld,
+                                          size_t k, const statgpu_kmeans_params *params,
+                                          statgpu_kmeans_result **out_result /* out */);
+
+/* Frees a result and its arrays. NULL is a harmless no-op. */
+STATGPU_API void statgpu_kmeans_result_destroy(statgpu_kmeans_result *result);
+
 #ifdef __cplusplus
 }
 #endif

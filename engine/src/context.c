@@ -143,6 +143,8 @@ statgpu_status statgpu_context_backend_report(statgpu_context *context,
     report->last_used        = context->last_used;
     report->cuda_device      = context->params.device;
     report->cpu_thread_count = context->cpu_thread_count;
+    report->last_transfer_seconds = context->last_transfer_seconds;
+    report->last_compute_seconds  = context->last_compute_seconds;
 
     if (context->params.backend != STATGPU_BACKEND_CPU && sg_cuda_ensure(context)) {
         report->cuda_available       = 1;

@@ -65,6 +65,7 @@ static statgpu_status sg_select_ranks(statgpu_context *context, const statgpu_ve
         return sg_fail(context, STATGPU_ERROR_NAN_IN_DATA, "the data contain NaN");
 
     context->note[0] = '\0';
+    context->last_transfer_seconds = context->last_compute_seconds = 0.0;
     bool want_cuda = on_device || context->params.backend == STATGPU_BACKEND_CUDA
                      || (context->params.backend == STATGPU_BACKEND_AUTO && data->count >= SG_AUTO_CUDA_MIN_COUNT);
     if (want_cuda) {

@@ -9,7 +9,9 @@ Two workbooks: the sample samples/order-statistics.ods, where each GPU* cell
 has its built-in in the next column, and one built here with the awkward
 cases: blanks, text, booleans and negative numbers mixed in, a single cell,
 10^5 cells, arrays of p, and the bad inputs (an empty range, k = 0, k > n,
-p = 2, a range of text only, a range holding an error cell).
+p = 2, a range of text only, a range holding an error cell). KMEANS has no
+built-in to mirror: calc_kmeans.py checks it against R's kmeans, on the
+sample samples/kmeans.ods and a workbook of its own cases.
 
 Prints one line per check and a summary 'N passed, M failed'; exits 1 on a
 failure. The office is ended at the end in every case, and after --timeout
@@ -25,6 +27,7 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import calc_kmeans  # noqa: E402
 import lo_session  # noqa: E402
 
 GPU_FUNCTION = re.compile(r"\bGPU([A-Z]+)\(")
@@ -297,6 +300,7 @@ def main():
             finally:
                 document.close(True)
             check_cases(results, office)
+            calc_kmeans.check(results, office, args.source_dir)
     except Exception:  # an office that died or timed out: a failure, then the summary
         traceback.print_exc()
         results.check("the LibreOffice session ran to the end", False)

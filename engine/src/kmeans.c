@@ -1,0 +1,279 @@
+/*
+ * kmeans.c: the public k-means function: validation, the checks of the data
+ * (finite, not so large that squared distances overflow), the restarts and
+ * the result object. The passes over the data are in kmeans_cpu.c.
+ */
+#include "internal.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Under STATGPU_KMEANS_INIT_AUTO, from this many observations k-means|| takes
+ * over from k-means++: its ~6 passes over the data replace k-means++'s 2k,
+ * which dominate once the data no longer fit in the cache. */
+#define SG_KMEANS_PARALLEL_MIN_OBS ((size_t)100000)
+
+#define SG_KMEANS_PARAMS_MIN_BYTES (offsetof(statgpu_kmeans_params, seed) + sizeof(uint64_t))
+
+void statgpu_kmeans_params_init(statgpu_kmeans_params *params)
+{
+    if (params == NULL)
+        return;
+    memset(params, 0, sizeof *params);
+    params->struct_bytes   = sizeof *params;
+    /* Ten runs: k-means has local minima, and the best of ten k-means++ starts
+     * finds the global one on well-separated data nearly always (ten was
+     * scikit-learn's n_init for years); each run costs as much as the first. */
+    params->restart_count  = 10;
+    params->max_iterations = 300;
+    params->tolerance      = 1e-4;
+    params->init           = STATGPU_KMEANS_INIT_AUTO;
+}
+
+void statgpu_kmeans_result_destroy(statgpu_kmeans_result *result)
+{
+    if (result == NULL)
+        return;
+    free(result->centroids);
+    free(result->labels);
+    free(result->cluster_sizes);
+    free(result->within_ss);
+    free(result);
+}
+
+/* A result with its arrays, or NULL. */
+static statgpu_kmeans_result *sg_kmeans_result_create(size_t n_obs, size_t n_vars, size_t k)
+{
+    statgpu_kmeans_result *result = calloc(1, sizeof *result);
+    if (result == NULL)
+        return NULL;
+    result->k = k;
+    result->n_obs = n_obs;
+    result->n_vars = n_vars;
+    result->centroids = malloc(k * n_vars * sizeof *result->centroids);
+    result->labels = malloc(n_obs * sizeof *result->labels);
+    result->cluster_sizes = malloc(k * sizeof *result->cluster_sizes);
+    result->within_ss = malloc(k * sizeof *result->within_ss);
+    if (!result->centroids || !result->labels || !result->cluster_sizes || !result->within_ss) {
+        statgpu_kmeans_result_destroy(result);
+        return NULL;
+    }
+    return result;
+}
+
+static sg_kmeans_run sg_run_of(statgpu_kmeans_result *result)
+{
+    sg_kmeans_run run = { result->centroids, result->labels, result->cluster_sizes, result->within_ss,
+                          0.0, 0, false, 0 };
+    return run;
+}
+
+static statgpu_status sg_check_kmeans_arguments(statgpu_context *context, const double *data, size_t n_obs,
+                                                size_t n_vars, size_t ld, size_t k,
+                                                const statgpu_kmeans_params *params)
+{
+    if (data == NULL)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "data is NULL");
+    if (n_obs == 0)
+        return sg_fail(context, STATGPU_ERROR_EMPTY_INPUT, "the data hold no observations");
+    if (n_vars == 0)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "the data hold no variables");
+    if (ld < n_obs)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                       "the leading dimension %zu is less than the %zu observations", ld, n_obs);
+    if (n_vars > SIZE_MAX / sizeof(double) / ld)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "the data are larger than memory can address");
+    if (k == 0)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "k = 0: at least one cluster is needed");
+    if (k > n_obs)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "k = %zu is more than the %zu observations",
+                       k, n_obs);
+    if (k > INT32_MAX || n_obs > SIZE_MAX / sizeof(double) / 2)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "k = %zu is too large", k);
+    if (params->restart_count == 0)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "restart_count is 0: at least one run is needed");
+    if (params->max_iterations == 0)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "max_iterations is 0");
+    if (!(params->tolerance >= 0.0 && params->tolerance <= DBL_MAX))
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "the tolerance %g is not a finite number >= 0",
+                       params->tolerance);
+    if (params->init < STATGPU_KMEANS_INIT_AUTO || params->init > STATGPU_KMEANS_INIT_GIVEN)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "unknown initialisation %d", (int)params->init);
+    if (params->init == STATGPU_KMEANS_INIT_GIVEN && params->initial_centroids == NULL)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                       "STATGPU_KMEANS_INIT_GIVEN needs initial_centroids");
+    return STATGPU_OK;
+}
+
+/* Squared distances and their sums stay finite when every magnitude is below
+ * this: a squared distance is at most n_vars (2 max)^2, and up to n_obs of
+ * them are added, with a factor 2 to spare. */
+static double sg_magnitude_limit(size_t n_obs, size_t n_vars)
+{
+    return sqrt(DBL_MAX / (8.0 * (double)n_obs * (double)n_vars));
+}
+
+static statgpu_status sg_check_data(statgpu_context *context, const sg_kmeans_problem *problem,
+                                    sg_kmeans_workspace *workspace, sg_kmeans_scan *scan)
+{
+    sg_cpu_kmeans_scan(problem, workspace, scan);
+    if (!scan->finite) {
+        double value = problem->data[scan->bad_row + problem->ld * scan->bad_var];
+        if (scan->first_bad_is_nan)
+            return sg_fail(context, STATGPU_ERROR_NAN_IN_DATA,
+                           "the data contain NaN (observation %zu, variable %zu)", scan->bad_row + 1,
+                           scan->bad_var + 1);
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                       "the data contain %s (observation %zu, variable %zu); k-means needs finite numbers",
+                       value > 0 ? "+Inf" : "-Inf", scan->bad_row + 1, scan->bad_var + 1);
+    }
+    double limit = sg_magnitude_limit(problem->n_obs, problem->n_vars);
+    if (scan->max_abs > limit)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                       "the data hold %g, and squared distances could overflow above %.3g at this size; "
+                       "rescale the data", scan->max_abs, limit);
+    return STATGPU_OK;
+}
+
+static statgpu_status sg_check_given_centroids(statgpu_context *context, const double *centroids, size_t k,
+                                               size_t n_vars, double limit)
+{
+    for (size_t v = 0; v < n_vars; ++v)
+        for (size_t j = 0; j < k; ++j) {
+            double value = centroids[j + k * v];
+            if (!(fabs(value) <= limit))
+                return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                               "initial centroid %zu, variable %zu is %g: not finite, or too large", j + 1,
+                               v + 1, value);
+        }
+    return STATGPU_OK;
+}
+
+/* The message for a failed run. */
+static statgpu_status sg_run_failed(statgpu_context *context, statgpu_status status, size_t k)
+{
+    switch (status) {
+    case STATGPU_ERROR_INVALID_ARGUMENT:
+        return sg_fail(context, status, "the data have fewer than k = %zu distinct rows", k);
+    case STATGPU_ERROR_CANCELLED:
+        return sg_fail(context, status, "cancelled");
+    case STATGPU_ERROR_OUT_OF_MEMORY:
+        return sg_fail(context, status, "could not allocate work space for k-means");
+    default:
+        return sg_fail(context, STATGPU_ERROR_INTERNAL, "k-means failed: %s", statgpu_status_string(status));
+    }
+}
+
+/* k-means has no CUDA kernel yet. The report says so when the context asked
+ * for CUDA, or may use it and has found it. */
+static void sg_report_cpu_run(statgpu_context *context)
+{
+    context->last_used = STATGPU_BACKEND_CPU;
+    context->last_transfer_seconds = context->last_compute_seconds = 0.0;
+    context->note[0] = '\0';
+    bool cuda_wanted = context->params.backend == STATGPU_BACKEND_CUDA
+                       || (context->params.backend == STATGPU_BACKEND_AUTO && context->cuda_state != NULL);
+    if (cuda_wanted)
+        snprintf(context->note, sizeof context->note, "k-means has no CUDA kernel yet; ran on the CPU");
+}
+
+statgpu_status statgpu_kmeans(statgpu_context *context, const double *data, size_t n_obs, size_t n_vars,
+                              size_t ld, size_t k, const statgpu_kmeans_params *params,
+                              statgpu_kmeans_result **out_result)
+{
+    if (context == NULL)
+        return STATGPU_ERROR_INVALID_ARGUMENT;
+    if (out_result == NULL)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "out_result is NULL");
+    *out_result = NULL;
+
+    statgpu_kmeans_params chosen;
+    statgpu_kmeans_params_init(&chosen);
+    if (params != NULL) {
+        /* A caller built against an older, shorter struct passes its own size;
+         * fields it does not know keep their defaults. */
+        if (params->struct_bytes < SG_KMEANS_PARAMS_MIN_BYTES || params->struct_bytes > sizeof chosen)
+            return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                           "params->struct_bytes is %zu; call statgpu_kmeans_params_init first",
+                           params->struct_bytes);
+        memcpy(&chosen, params, params->struct_bytes);
+        chosen.struct_bytes = sizeof chosen;
+    }
+    statgpu_status status = sg_check_kmeans_arguments(context, data, n_obs, n_vars, ld, k, &chosen);
+    if (status != STATGPU_OK)
+        return status;
+
+    sg_kmeans_problem problem = { data, n_obs, n_vars, ld, k, context->cpu_thread_count };
+    sg_kmeans_workspace *workspace = sg_cpu_kmeans_workspace_create(&problem);
+    statgpu_kmeans_result *best = sg_kmeans_result_create(n_obs, n_vars, k);
+    statgpu_kmeans_result *trial = sg_kmeans_result_create(n_obs, n_vars, k);
+    if (workspace == NULL || best == NULL || trial == NULL) {
+        status = sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY,
+                         "could not allocate k-means work space for %zu x %zu data and k = %zu", n_obs, n_vars, k);
+        goto done;
+    }
+
+    sg_kmeans_scan scan;
+    status = sg_check_data(context, &problem, workspace, &scan);
+    if (status == STATGPU_OK && chosen.init == STATGPU_KMEANS_INIT_GIVEN)
+        status = sg_check_given_centroids(context, chosen.initial_centroids, k, n_vars,
+                                          sg_magnitude_limit(n_obs, n_vars));
+    if (status != STATGPU_OK)
+        goto done;
+
+    statgpu_kmeans_init init = chosen.init;
+    if (init == STATGPU_KMEANS_INIT_AUTO)
+        init = n_obs >= SG_KMEANS_PARALLEL_MIN_OBS ? STATGPU_KMEANS_INIT_PARALLEL : STATGPU_KMEANS_INIT_PLUS_PLUS;
+    size_t run_count = init == STATGPU_KMEANS_INIT_GIVEN ? 1 : chosen.restart_count;
+    double absolute_tolerance = chosen.tolerance * scan.mean_variance;
+
+    for (size_t r = 0; r < run_count; ++r) {
+        sg_kmeans_progress progress = { context, r, run_count };
+        if (init == STATGPU_KMEANS_INIT_GIVEN)
+            memcpy(trial->centroids, chosen.initial_centroids, k * n_vars * sizeof *trial->centroids);
+        else {
+            uint64_t stream = sg_kmeans_stream(context->params.seed, chosen.seed, r);
+            status = init == STATGPU_KMEANS_INIT_PARALLEL
+                         ? sg_cpu_kmeans_parallel(&problem, workspace, stream, trial->centroids)
+                         : sg_cpu_kmeans_plus_plus(&problem, workspace, stream, trial->centroids);
+        }
+        sg_kmeans_run run = sg_run_of(trial);
+        if (status == STATGPU_OK)
+            status = sg_cpu_kmeans_lloyd(&problem, workspace, chosen.max_iterations, absolute_tolerance,
+                                         &progress, &run);
+        if (status != STATGPU_OK) {
+            status = sg_run_failed(context, status, k);
+            goto done;
+        }
+        trial->inertia = run.inertia;
+        trial->iterations = run.iterations;
+        trial->converged = run.converged ? 1 : 0;
+        trial->reseed_count = run.reseed_count;
+        trial->best_restart = r;
+        if (r == 0 || trial->inertia < best->inertia) {
+            statgpu_kmeans_result *swap = best;
+            best = trial;
+            trial = swap;
+        }
+    }
+    if (!isfinite(best->inertia)) {  /* the magnitude limit rules this out */
+        status = sg_fail(context, STATGPU_ERROR_INTERNAL, "k-means produced a non-finite inertia");
+        goto done;
+    }
+    best->total_ss = scan.total_ss;
+    best->restart_count = run_count;
+    best->init = init;
+    sg_report_cpu_run(context);
+    *out_result = best;
+    best = NULL;
+    status = sg_succeed(context);
+
+done:
+    statgpu_kmeans_result_destroy(best);
+    statgpu_kmeans_result_destroy(trial);
+    sg_cpu_kmeans_workspace_destroy(workspace);
+    return status;
+}

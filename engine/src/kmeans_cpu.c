@@ -1,0 +1,944 @@
+/*
+ * kmeans_cpu.c: the CPU passes of k-means: the data scan, k-means++ and
+ * k-means|| initialisation, and Lloyd's iterations with the assignment and
+ * the partial sums fused in one pass over the data.
+ *
+ * Reproducible whatever the thread count: rows are cut into blocks that depend
+ * on the problem's size only; each block is summed in row order into its own
+ * partial sums (no atomics), and the blocks' partials are added in block
+ * order. Threads only decide which block runs where.
+ */
+#include "internal.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Blocks of at least this many rows: up to this size one block sums the rows
+ * in order, exactly as R's kmeans does. */
+#define SG_BLOCK_ROWS_MIN ((size_t)1024)
+/* At most this many blocks: enough for every core, few enough to add up. */
+#define SG_BLOCKS_MAX ((size_t)256)
+/* The per-block partial sums stay under this many doubles (64 MiB). */
+#define SG_PARTIALS_MAX ((size_t)1 << 23)
+/* Rows processed together: their distances are computed column by column in
+ * vectors that fit the L1 cache. */
+#define SG_TILE_ROWS 256
+
+/* k-means|| (Bahmani et al. 2012): rounds and oversampling factor ell = 2k,
+ * the values of the paper's experiments. */
+#define SG_PARALLEL_ROUNDS 5
+/* Lloyd iterations on the weighted candidates of k-means||. */
+#define SG_PARALLEL_RECLUSTER_ITERATIONS 300
+
+struct sg_kmeans_workspace {
+    size_t   block_count, block_rows;
+    size_t   trial_count;     /* k-means++ candidates per step */
+    double  *block_sums;      /* block_count x k x n_vars */
+    size_t  *block_counts;    /* block_count x k */
+    double  *block_wss;       /* block_count x k */
+    double  *block_values;    /* block_count x max(trial_count, 1): one or more scalars per block */
+    size_t  *block_changed;   /* block_count */
+    double  *prefix;          /* block_count + 1 */
+    double  *sums;            /* k x n_vars */
+    size_t  *counts;          /* k */
+    double  *wss;             /* k */
+    double  *next_centroids;  /* k x n_vars */
+    double  *closest;         /* n_obs, allocated at first use */
+    int32_t *nearest;         /* n_obs, allocated at first use (k-means||) */
+};
+
+/* ------------------------------------------------------------ random streams */
+
+static inline uint64_t sg_mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+#define SG_GOLDEN 0x9E3779B97F4A7C15ull
+
+/* splitmix64: a sequential stream, enough for the few draws of an initialisation. */
+typedef struct sg_rng { uint64_t state; } sg_rng;
+
+static inline uint64_t sg_rng_next(sg_rng *rng) { return sg_mix64(rng->state += SG_GOLDEN); }
+
+/* Uniform on [0, 1). */
+static inline double sg_rng_uniform(sg_rng *rng) { return (double)(sg_rng_next(rng) >> 11) * 0x1p-53; }
+
+/* Uniform on 0 .. bound-1, without bias (Lemire's multiply and reject). */
+static size_t sg_rng_below(sg_rng *rng, size_t bound)
+{
+    uint64_t n = (uint64_t)bound;
+    unsigned __int128 product = (unsigned __int128)sg_rng_next(rng) * n;
+    uint64_t low = (uint64_t)product;
+    if (low < n) {
+        uint64_t threshold = (0 - n) % n;
+        while (low < threshold) {
+            product = (unsigned __int128)sg_rng_next(rng) * n;
+            low = (uint64_t)product;
+        }
+    }
+    return (size_t)(product >> 64);
+}
+
+/* Counter-based: the same (key, round, row) always gives the same uniform on
+ * [0, 1), whichever thread asks. */
+static inline double sg_counter_uniform(uint64_t key, unsigned round, size_t row)
+{
+    uint64_t bits = sg_mix64(key + sg_mix64((uint64_t)row ^ ((uint64_t)round << 56)));
+    return (double)(bits >> 11) * 0x1p-53;
+}
+
+uint64_t sg_kmeans_stream(uint64_t context_seed, uint64_t call_seed, size_t run)
+{
+    uint64_t base = sg_mix64(context_seed + SG_GOLDEN) ^ sg_mix64(call_seed ^ 0xD1B54A32D192ED03ull);
+    return sg_mix64(base + ((uint64_t)run + 1) * SG_GOLDEN);
+}
+
+/* -------------------------------------------------------------- workspace */
+
+static void sg_block_range(const sg_kmeans_workspace *workspace, size_t n_obs, size_t block, size_t *begin,
+                           size_t *end)
+{
+    *begin = block * workspace->block_rows;
+    *end = *begin + workspace->block_rows < n_obs ? *begin + workspace->block_rows : n_obs;
+}
+
+sg_kmeans_workspace *sg_cpu_kmeans_workspace_create(const sg_kmeans_problem *problem)
+{
+    size_t n = problem->n_obs, k = problem->k, d = problem->n_vars;
+    sg_kmeans_workspace *workspace = calloc(1, sizeof *workspace);
+    if (workspace == NULL)
+        return NULL;
+    size_t blocks = (n + SG_BLOCK_ROWS_MIN - 1) / SG_BLOCK_ROWS_MIN;
+    if (blocks > SG_BLOCKS_MAX)
+        blocks = SG_BLOCKS_MAX;
+    size_t per_block = k * (d + 2) + 1;
+    if (blocks > SG_PARTIALS_MAX / per_block)
+        blocks = SG_PARTIALS_MAX / per_block;
+    if (blocks < 1)
+        blocks = 1;
+    workspace->block_rows = (n + blocks - 1) / blocks;
+    workspace->block_count = (n + workspace->block_rows - 1) / workspace->block_rows;
+    workspace->trial_count = 2 + (size_t)floor(log((double)k));
+
+    size_t b = workspace->block_count;
+    size_t values = workspace->trial_count > 1 ? workspace->trial_count : 1;
+    workspace->block_sums = malloc(b * k * d * sizeof(double));
+    workspace->block_counts = malloc(b * k * sizeof(size_t));
+    workspace->block_wss = malloc(b * k * sizeof(double));
+    workspace->block_values = malloc(b * values * sizeof(double));
+    workspace->block_changed = malloc(b * sizeof(size_t));
+    workspace->prefix = malloc((b + 1) * sizeof(double));
+    workspace->sums = malloc(k * d * sizeof(double));
+    workspace->counts = malloc(k * sizeof(size_t));
+    workspace->wss = malloc(k * sizeof(double));
+    workspace->next_centroids = malloc(k * d * sizeof(double));
+    if (!workspace->block_sums || !workspace->block_counts || !workspace->block_wss || !workspace->block_values
+        || !workspace->block_changed || !workspace->prefix || !workspace->sums || !workspace->counts
+        || !workspace->wss || !workspace->next_centroids) {
+        sg_cpu_kmeans_workspace_destroy(workspace);
+        return NULL;
+    }
+    return workspace;
+}
+
+void sg_cpu_kmeans_workspace_destroy(sg_kmeans_workspace *workspace)
+{
+    if (workspace == NULL)
+        return;
+    free(workspace->block_sums);
+    free(workspace->block_counts);
+    free(workspace->block_wss);
+    free(workspace->block_values);
+    free(workspace->block_changed);
+    free(workspace->prefix);
+    free(workspace->sums);
+    free(workspace->counts);
+    free(workspace->wss);
+    free(workspace->next_centroids);
+    free(workspace->closest);
+    free(workspace->nearest);
+    free(workspace);
+}
+
+static bool sg_ensure_closest(sg_kmeans_workspace *workspace, size_t n_obs)
+{
+    if (workspace->closest == NULL)
+        workspace->closest = malloc(n_obs * sizeof(double));
+    return workspace->closest != NULL;
+}
+
+/* Adds the blocks' scalars in block order; prefix[b] is the sum before block b. */
+static double sg_add_block_values(sg_kmeans_workspace *workspace, const double *values, size_t stride)
+{
+    double total = 0.0;
+    for (size_t b = 0; b < workspace->block_count; ++b) {
+        workspace->prefix[b] = total;
+        total += values[b * stride];
+    }
+    workspace->prefix[workspace->block_count] = total;
+    return total;
+}
+
+/* ------------------------------------------------------------------- scan */
+
+void sg_cpu_kmeans_scan(const sg_kmeans_problem *problem, sg_kmeans_workspace *workspace, sg_kmeans_scan *scan)
+{
+    const size_t n = problem->n_obs, d = problem->n_vars, ld = problem->ld;
+    const size_t blocks = workspace->block_count;
+    /* Per block and variable: the sum (then the squared deviations) in
+     * block_sums, the largest magnitude in block_wss; per block the first bad
+     * row and variable. block_sums has room for blocks x k x d >= blocks x d. */
+    double *partial = workspace->block_sums;
+    double *block_max = workspace->block_values;
+    size_t *bad_row = workspace->block_changed, *bad_var = workspace->block_counts;
+
+#pragma omp parallel for num_threads(problem->thread_count) schedule(dynamic, 1)
+    for (size_t b = 0; b < blocks; ++b) {
+        size_t begin, end;
+        sg_block_range(workspace, n, b, &begin, &end);
+        double largest = 0.0;
+        size_t first_row = SIZE_MAX, first_var = SIZE_MAX;
+        for (size_t v = 0; v < d; ++v) {
+            const double *column = problem->data + ld * v;
+            double sum = 0.0;
+            for (size_t i = begin; i < end; ++i) {
+                double x = column[i];
+                sum += x;
+                double magnitude = fabs(x);
+                largest = magnitude > largest ? magnitude : largest;
+            }
+            partial[b * d + v] = sum;
+            if (!isfinite(sum))
+                for (size_t i = begin; i < end && i < first_row; ++i)
+                    if (!isfinite(column[i])) {
+                        first_row = i;
+                        first_var = v;
+                    }
+        }
+        block_max[b] = largest;
+        bad_row[b] = first_row;
+        bad_var[b] = first_var;
+    }
+
+    scan->finite = true;
+    scan->first_bad_is_nan = false;
+    scan->bad_row = scan->bad_var = 0;
+    scan->max_abs = 0.0;
+    for (size_t b = 0; b < blocks; ++b) {
+        if (bad_row[b] != SIZE_MAX && scan->finite) {
+            scan->finite = false;
+            scan->bad_row = bad_row[b];
+            scan->bad_var = bad_var[b];
+            scan->first_bad_is_nan = isnan(problem->data[bad_row[b] + ld * bad_var[b]]);
+        }
+        scan->max_abs = block_max[b] > scan->max_abs ? block_max[b] : scan->max_abs;
+    }
+    scan->total_ss = scan->mean_variance = 0.0;
+    if (!scan->finite)
+        return;
+
+    double *mean = workspace->next_centroids;  /* k x d >= d */
+    for (size_t v = 0; v < d; ++v) {
+        double sum = 0.0;
+        for (size_t b = 0; b < blocks; ++b)
+            sum += partial[b * d + v];
+        mean[v] = sum / (double)n;
+    }
+#pragma omp parallel for num_threads(problem->thread_count) schedule(dynamic, 1)
+    for (size_t b = 0; b < blocks; ++b) {
+        size_t begin, end;
+        sg_block_range(workspace, n, b, &begin, &end);
+        for (size_t v = 0; v < d; ++v) {
+            const double *column = problem->data + ld * v;
+            double squares = 0.0;
+            for (size_t i = begin; i < end; ++i) {
+                double deviation = column[i] - mean[v];
+                squares += deviation * deviation;
+            }
+            partial[b * d + v] = squares;
+        }
+    }
+    double variance_sum = 0.0;
+    for (size_t v = 0; v < d; ++v) {
+        double squares = 0.0;
+        for (size_t b = 0; b < blocks; ++b)
+            squares += partial[b * d + v];
+        scan->total_ss += squares;
+        variance_sum += squares / (double)n;
+    }
+    scan->mean_variance = variance_sum / (double)d;
+}
+
+/* --------------------------------------------------------- Lloyd's passes */
+
+/* Assigns rows [begin, end) to their nearest centroid (the lower index on a
+ * tie), counting the labels that change; adds each row to its cluster's sums
+ * and count and its squared distance to the cluster's within sum of squares;
+ * the block's total squared distance goes to *inertia. Every sum runs in row
+ * order. */
+static size_t sg_assign_rows(const sg_kmeans_problem *problem, const double *centroids, size_t begin,
+                             size_t end, int32_t *labels, double *sums, size_t *counts, double *wss,
+                             double *inertia)
+{
+    const size_t k = problem->k, d = problem->n_vars, ld = problem->ld;
+    double best[SG_TILE_ROWS], distance[SG_TILE_ROWS];
+    int32_t nearest[SG_TILE_ROWS];
+    size_t changed = 0;
+    double total = 0.0;
+    for (size_t tile = begin; tile < end; tile += SG_TILE_ROWS) {
+        size_t rows = end - tile < SG_TILE_ROWS ? end - tile : SG_TILE_ROWS;
+        for (size_t i = 0; i < rows; ++i) {
+            best[i] = INFINITY;
+            nearest[i] = 0;
+        }
+        for (size_t j = 0; j < k; ++j) {
+            for (size_t i = 0; i < rows; ++i)
+                distance[i] = 0.0;
+            for (size_t v = 0; v < d; ++v) {
+                const double *column = problem->data + ld * v + tile;
+                double centre = centroids[j + k * v];
+                for (size_t i = 0; i < rows; ++i) {
+                    double difference = column[i] - centre;
+                    distance[i] += difference * difference;
+                }
+            }
+            for (size_t i = 0; i < rows; ++i)
+                if (distance[i] < best[i]) {
+                    best[i] = distance[i];
+                    nearest[i] = (int32_t)j;
+                }
+        }
+        for (size_t i = 0; i < rows; ++i) {
+            if (labels[tile + i] != nearest[i]) {
+                labels[tile + i] = nearest[i];
+                ++changed;
+            }
+        }
+        for (size_t i = 0; i < rows; ++i) {
+            counts[nearest[i]] += 1;
+            wss[nearest[i]] += best[i];
+            total += best[i];
+        }
+        for (size_t v = 0; v < d; ++v) {
+            const double *column = problem->data + ld * v + tile;
+            double *cluster_sums = sums + k * v;
+            for (size_t i = 0; i < rows; ++i)
+                cluster_sums[nearest[i]] += column[i];
+        }
+    }
+    *inertia = total;
+    return changed;
+}
+
+/* Adds rows [begin, end) to the sums and counts of their labelled clusters. */
+static void sg_sum_rows(const sg_kmeans_problem *problem, const int32_t *labels, size_t begin, size_t end,
+                        double *sums, size_t *counts)
+{
+    const size_t k = problem->k, d = problem->n_vars, ld = problem->ld;
+    for (size_t i = begin; i < end; ++i)
+        counts[labels[i]] += 1;
+    for (size_t v = 0; v < d; ++v) {
+        const double *column = problem->data + ld * v;
+        double *cluster_sums = sums + k * v;
+        for (size_t i = begin; i < end; ++i)
+            cluster_sums[labels[i]] += column[i];
+    }
+}
+
+/* Adds the blocks' partial sums, counts and within sums of squares in block
+ * order into the workspace's totals. */
+static void sg_reduce_blocks(const sg_kmeans_problem *problem, sg_kmeans_workspace *workspace, bool with_wss)
+{
+    const size_t k = problem->k, kd = problem->k * problem->n_vars, blocks = workspace->block_count;
+    const double *block_sums = workspace->block_sums;
+    double *sums = workspace->sums;
+#pragma omp parallel for num_threads(problem->thread_count) if (kd * blocks > 65536) schedule(static)
+    for (size_t entry = 0; entry < kd; ++entry) {
+        double sum = 0.0;
+        for (size_t b = 0; b < blocks; ++b)
+            sum += block_sums[b * kd + entry];
+        sums[entry] = sum;
+    }
+    for (size_t j = 0; j < k; ++j) {
+        size_t count = 0;
+        double wss = 0.0;
+        for (size_t b = 0; b < blocks; ++b) {
+            count += workspace->block_counts[b * k + j];
+            if (with_wss)
+                wss += workspace->block_wss[b * k + j];
+        }
+        workspace->counts[j] = count;
+        workspace->wss[j] = wss;
+    }
+}
+
+/* One pass over the data: labels from centroids, and the clusters' sums,
+ * counts, within sums of squares and the inertia. Returns the count of labels
+ * that changed. */
+static size_t sg_assign_pass(const sg_kmeans_problem *problem, sg_kmeans_workspace *workspace,
+                             const double *centroids, int32_t *labels, double *inertia)
+{
+    const size_t k = problem->k, kd = problem->k * problem->n_vars;
+#pragma omp parallel for num_threads(problem->thread_count) schedule(dynamic, 1)
+    for (size_t b = 0; b < workspace->block_count; ++b) {
+        size_t begin, end;
+        sg_block_range(workspace, problem->n_obs, b, &begin, &end);
+        double *sums = workspace->block_sums + b * kd;
+        size_t *counts = workspace->block_counts + b * k;
+        double *wss = workspace->block_wss + b * k;
+        memset(sums, 0, kd * sizeof *sums);
+        memset(counts, 0, k * sizeof *counts);
+        memset(wss, 0, k * sizeof *wss);
+        workspace->block_changed[b] = sg_assign_rows(problem, centroids, begin, end, labels, sums, counts, wss,
+                                                     &workspace->block_values[b]);
+    }
+    size_t changed = 0;
+    for (size_t b = 0; b < workspace->block_count; ++b)
+        changed += workspace->block_changed[b];
+    *inertia = sg_add_block_values(workspace, workspace->block_values, 1);
+    sg_reduce_blocks(problem, workspace, true);
+    return changed;
+}
+
+/* Sums and counts of the clusters as labelled. */
+static void sg_sum_pass(const sg_kmeans_problem *problem, sg_kmeans_workspace *workspace, const int32_t *labels)
+{
+    const size_t k = problem->k, kd = problem->k * problem->n_vars;
+#pragma omp parallel for num_threads(problem->thread_count) schedule(dynamic, 1)
+    for (size_t b = 0; b < workspace->block_count; ++b) {
+        size_t begin, end;
+        sg_block_range(workspace, problem->n_obs, b, &begin, &end);
+        double *sums = workspace->block_sums + b * kd;
+        size_t *counts = workspace->block_counts + b * k;
+        memset(sums, 0, kd * sizeof *sums);
+        memset(counts, 0, k * sizeof *counts);
+        sg_sum_rows(problem, labels, begin, end, sums, counts);
+    }
+    sg_reduce_blocks(problem, workspace, false);
+}
+
+/* Squared distance from row i to a centroid stored with leading dimension ldc. */
+static inline double sg_row_distance(const sg_kmeans_problem *problem, size_t i, const double *centre,
+                                     size_t ldc)
+{
+    double distance = 0.0;
+    for (size_t v = 0; v < problem->n_vars; ++v) {
+        double difference = problem->data[i + problem->ld * v] - centre[ldc * v];
+        distance += difference * difference;
+    }
+    return distance;
+}
+
+/* Re-seeds every empty cluster (in index order) with the row farthest from its
+ * centroid among clusters that keep another row; ties go to the lowest row.
+ * counts are updated with the moves; *moved counts them. Fails with
+ * STATGPU_ERROR_INVALID_ARGUMENT when no such row lies off its centroid:
+ * then every non-empty cluster holds one distinct row value, so the data have
+ * fewer than k distinct rows. */
+static statgpu_status sg_reseed_empty(const sg_kmeans_problem *problem, sg_kmeans_workspace *workspace,
+                                      const double *centroids, int32_t *labels, size_t *moved)
+{
+    const size_t n = problem->n_obs, k = problem->k;
+    size_t *counts = workspace->counts;
+    if (!sg_ensure_closest(workspace, n))
+        return STATGPU_ERROR_OUT_OF_MEMORY;
+    double *distance = workspace->closest;
+#pragma omp parallel for num_threads(problem->thread_count) schedule(static)
+    for (size_t i = 0; i < n; ++i)
+        distance[i] = sg_row_distance(problem, i, centroids + labels[i], k);
+
+    for (size_t empty = 0; empty < k; ++empty) {
+        if (counts[empty] != 0)
+            continue;
+        size_t farthest = SIZE_MAX;
+        double largest = 0.0;
+        for (size_t i = 0; i < n; ++i)
+            if (distance[i] > largest && counts[labels[i]] >= 2) {
+                largest = distance[i];
+                farthest = i;
+            }
+        if (farthest == SIZE_MAX)
+            return STATGPU_ERROR_INVALID_ARGUMENT;
+        counts[labels[farthest]] -= 1;
+        labels[farthest] = (int32_t)empty;
+        counts[empty] = 1;
+        distance[farthest] = -1.0;  /* moved: not a candidate again */
+        ++*moved;
+    }
+    return STATGPU_OK;
+}
+
+statgpu_status sg_cpu_kmeans_lloyd(const sg_kmeans_problem *problem, sg_kmeans_workspace *workspace,
+                                   size_t max_iterations, double absolute_tolerance,
+                                   const sg_kmeans_progress *progress, sg_kmeans_run *run)
+{
+    const size_t n = problem->n_obs, k = problem->k, d = problem->n_vars;
+    int32_t *labels = run->labels;
+    for (size_t i = 0; i < n; ++i)
+        labels[i] = -1;
+    double *centroids = run->centroids, *next = workspace->next_centroids;
+    bool settled = false;  /* the last assignment changed no label */
+    run->converged = false;
+    run->reseed_count = 0;
+    run->iterations = 0;
+    double inertia = 0.0;
+
+    while (run->iterations < max_iterations) {
+        double fraction = ((double)progress->run + (double)run->iterations / (double)max_iterations)
+                          / (double)progress->run_count;
+        if (sg_progress_cancelled(progress->context, fraction))
+            return STATGPU_ERROR_CANCELLED;
+        size_t changed = sg_assign_pass(problem, workspace, centroids, labels, &inertia);
+        ++run->iterations;
+
+        bool any_empty = false;
+        for (size_t j = 0; j < k; ++j)
+            any_empty = any_empty || workspace->counts[j] == 0;
+        if (any_empty) {
+            size_t moved = 0;
+            statgpu_status status = sg_reseed_empty(problem, workspace, centroids, labels, &moved);
+            if (status != STATGPU_OK)
+                return status;
+            changed += moved;
+            run->reseed_count += moved;
+            sg_sum_pass(problem, workspace, labels);
+        }
+
+        double shift = 0.0;
+        for (size_t j = 0; j < k; ++j) {
+            double count = (double)workspace->counts[j];
+            for (size_t v = 0; v < d; ++v) {
+                double old = centroids[j + k * v];
+                double moved_to = workspace->counts[j] > 0 ? workspace->sums[j + k * v] / count : old;
+                double difference = moved_to - old;
+                shift += difference * difference;
+                next[j + k * v] = moved_to;
+            }
+        }
+        double *swap = centroids;
+        centroids = next;
+        next = swap;
+
+        /* scikit-learn's order: unchanged labels first (then the new
+         * centroids equal the old ones), then the tolerance. */
+        if (changed == 0) {
+            settled = true;
+            run->converged = true;
+            break;
+        }
+        if (shift <= absolute_tolerance) {
+            run->converged = true;
+            break;
+        }
+    }
+
+    /* Labels are each row's nearest centroid: after unchanged labels they are
+     * already, and the last pass's sums of squares are the final ones (the
+     * centroids did not move); otherwise one more assignment. */
+    if (!settled)
+        sg_assign_pass(problem, workspace, centroids, labels, &inertia);
+    if (centroids != run->centroids)
+        memcpy(run->centroids, centroids, k * d * sizeof *centroids);
+    memcpy(run->cluster_sizes, workspace->counts, k * sizeof *workspace->counts);
+    memcpy(run->within_ss, workspace->wss, k * sizeof *workspace->wss);
+    run->inertia = inertia;
+    return STATGPU_OK;
+}
+
+/* -------------------------------------------------- k-means++ (greedy) */
+
+/* The row whose running D^2 sum first exceeds target: blocks by their prefix,
+ * then rows within the block in order, with the same additions that made the
+ * block's sum, so the search always ends on a row of positive D^2. */
+static size_t sg_search_potential(const sg_kmeans_problem *problem, const sg_kmeans_workspace *workspace,
+                                  const double *closest, double target)
+{
+    size_t low = 0, high = workspace->block_count - 1;
+    while (low < high) {  /* the first block b with prefix[b+1] > target */
+        size_t middle = low + (high - low) / 2;
+        if (workspace->prefix[middle + 1] > target)
+            high = middle;
+        else
+            low = middle + 1;
+    }
+    size_t begin, end;
+    sg_block_range(workspace, problem->n_obs, low, &begin, &end);
+    double base = workspace->prefix[low], running = 0.0;
+    size_t last_positive = begin;
+    for (size_t i = begin; i < end; ++i) {
+        running += closest[i];
+        if (closest[i] > 0.0)
+            last_positive = i;
+        if (base + running > target)
+            return i;
+    }
+    return last_positive;  /* unreachable while target < prefix[low + 1] */
+}
+
+/* D^2 of every row to one centre given as a row-major vector; block sums of
+ * D^2 into block_values and their prefix. With update, D^2 = min(D^2, new). */
+static double sg_closest_pass(const sg_kmeans_problem *problem, sg_kmeans_workspace *workspace,
+                              const double *centre, bool update)
+{
+    double *closest = workspace->closest;
+#pragma omp parallel for num_threads(problem->thread_count) schedule(dynamic, 1)
+    for (size_t b = 0; b < workspace->block_count; ++b) {
+        size_t begin, end;
+        sg_block_range(workspace, problem->n_obs, b, &begin, &end);
+        double sum = 0.0;
+        for (size_t i = begin; i < end; ++i) {
+            double distance = sg_row_distance(problem, i, centre, 1);
+            if (!update || distance < closest[i])
+                closest[i] = distance;
+            sum += closest[i];
+        }
+        workspace->block_values[b] = sum;
+    }
+    return sg_add_block_values(workspace, workspace->block_values, 1);
+}
+
+static void sg_copy_row(const sg_kmeans_problem *problem, size_t row, double *to, size_t stride)
+{
+    for (size_t v = 0; v < problem->n_vars; ++v)
+        to[v * stride] = problem->data[row + problem->ld * v];
+}
+
+statgpu_status sg_cpu_kmeans_plus_plus(const sg_kmeans_problem *problem, sg_kmeans_workspace *workspace,
+                                       uint64_t stream, double *centroids)
+{
+    const size_t n = problem->n_obs, k = problem->k, d = problem->n_vars;
+    const size_t trials = workspace->trial_count;
+    if (!sg_ensure_closest(workspace, n))
+        return STATGPU_ERROR_OUT_OF_MEMORY;
+    double *candidates = malloc(trials * d * sizeof *candidates);  /* row-major */
+    size_t *candidate_rows = malloc(trials * sizeof *candidate_rows);
+    if (candidates == NULL || candidate_rows == NULL) {
+        free(candidates);
+        free(candidate_rows);
+        return STATGPU_ERROR_OUT_OF_MEMORY;
+    }
+
+    sg_rng rng = { stream };
+    size_t first = sg_rng_below(&rng, n);
+    sg_copy_row(problem, first, centroids, k);
+    sg_copy_row(problem, first, candidates, 1);
+    double potential = sg_closest_pass(problem, workspace, candidates, false);
+
+    statgpu_status status = STATGPU_OK;
+    for (size_t c = 1; c < k; ++c) {
+        if (!(potential > 0.0)) {  /* every row equals a chosen centroid */
+            status = STATGPU_ERROR_INVALID_ARGUMENT;
+            break;
+        }
+        for (size_t t = 0; t < trials; ++t) {
+            double target = sg_rng_uniform(&rng) * potential;
+            if (!(target < potential))
+                target = nextafter(potential, 0.0);
+            candidate_rows[t] = sg_search_potential(problem, workspace, workspace->closest, target);
+            sg_copy_row(problem, candidate_rows[t], candidates + t * d, 1);
+        }
+        /* The potential each candidate would leave, per block, in one pass. */
+        const double *closest = workspace->closest;
+#pragma omp parallel for num_threads(problem->thread_count) schedule(dynamic, 1)
+        for (size_t b = 0; b < workspace->block_count; ++b) {
+            size_t begin, end;
+            sg_block_range(workspace, n, b, &begin, &end);
+            double *sums = workspace->block_values + b * trials;
+            for (size_t t = 0; t < trials; ++t)
+                sums[t] = 0.0;
+            for (size_t i = begin; i < end; ++i)
+                for (size_t t = 0; t < trials; ++t) {
+                    double distance = sg_row_distance(problem, i, candidates + t * d, 1);
+                    sums[t] += distance < closest[i] ? distance : closest[i];
+                }
+        }
+        size_t best = 0;
+        double best_potential = INFINITY;
+        for (size_t t = 0; t < trials; ++t) {
+            double sum = 0.0;
+            for (size_t b = 0; b < workspace->block_count; ++b)
+                sum += workspace->block_values[b * trials + t];
+            if (sum < best_potential) {
+                best_potential = sum;
+                best = t;
+            }
+        }
+        sg_copy_row(problem, candidate_rows[best], centroids + c, k);
+        potential = sg_closest_pass(problem, workspace, candidates + best * d, true);
+    }
+    free(candidates);
+    free(candidate_rows);
+    return status;
+}
+
+/* ---------------------------------------------------------------- k-means|| */
+
+/* Greedy k-means++ and then Lloyd on m weighted points (row-major m x d),
+ * sequentially: m is about 10k. The points of positive weight are distinct. */
+static statgpu_status sg_weighted_recluster(const double *points, const double *weights, size_t m, size_t d,
+                                            size_t k, size_t trials, sg_rng *rng, double *centres /* k x d row-major */)
+{
+    double *closest = malloc(m * sizeof *closest);
+    int32_t *labels = malloc(m * sizeof *labels);
+    double *sums = malloc(k * d * sizeof *sums);
+    double *totals = malloc(k * sizeof *totals);
+    if (!closest || !labels || !sums || !totals) {
+        free(closest), free(labels), free(sums), free(totals);
+        return STATGPU_ERROR_OUT_OF_MEMORY;
+    }
+#define SG_POINT_DISTANCE(out, a, b)                                   \
+    do {                                                               \
+        double sum_ = 0.0;                                             \
+        for (size_t v_ = 0; v_ < d; ++v_) {                            \
+            double difference_ = (a)[v_] - (b)[v_];                    \
+            sum_ += difference_ * difference_;                         \
+        }                                                              \
+        (out) = sum_;                                                  \
+    } while (0)
+
+    /* The first centre by weight, the next ones by weight x D^2. */
+    double total_weight = 0.0;
+    for (size_t i = 0; i < m; ++i)
+        total_weight += weights[i];
+    double target = sg_rng_uniform(rng) * total_weight, running = 0.0;
+    size_t first = 0;
+    for (size_t i = 0; i < m; ++i) {
+        running += weights[i];
+        if (weights[i] > 0.0)
+            first = i;
+        if (running > target)
+            break;
+    }
+    memcpy(centres, points + first * d, d * sizeof *centres);
+    double potential = 0.0;
+    for (size_t i = 0; i < m; ++i) {
+        SG_POINT_DISTANCE(closest[i], points + i * d, centres);
+        potential += weights[i] * closest[i];
+    }
+    statgpu_status status = STATGPU_OK;
+    for (size_t c = 1; c < k && status == STATGPU_OK; ++c) {
+        if (!(potential > 0.0)) {
+            status = STATGPU_ERROR_INVALID_ARGUMENT;
+            break;
+        }
+        size_t best_row = 0;
+        double best_potential = INFINITY;
+        for (size_t t = 0; t < trials; ++t) {
+            double goal = sg_rng_uniform(rng) * potential, sum = 0.0;
+            size_t row = 0;
+            for (size_t i = 0; i < m; ++i) {
+                sum += weights[i] * closest[i];
+                if (weights[i] * closest[i] > 0.0)
+                    row = i;
+                if (sum > goal)
+                    break;
+            }
+            double candidate_potential = 0.0;
+            for (size_t i = 0; i < m; ++i) {
+                double distance;
+                SG_POINT_DISTANCE(distance, points + i * d, points + row * d);
+                candidate_potential += weights[i] * (distance < closest[i] ? distance : closest[i]);
+            }
+            if (candidate_potential < best_potential) {
+                best_potential = candidate_potential;
+                best_row = row;
+            }
+        }
+        memcpy(centres + c * d, points + best_row * d, d * sizeof *centres);
+        potential = 0.0;
+        for (size_t i = 0; i < m; ++i) {
+            double distance;
+            SG_POINT_DISTANCE(distance, points + i * d, points + best_row * d);
+            if (distance < closest[i])
+                closest[i] = distance;
+            potential += weights[i] * closest[i];
+        }
+    }
+
+    /* Weighted Lloyd; it stops where a cluster would empty, keeping the last
+     * centres (distinct points at the start, so none is empty then). */
+    for (size_t i = 0; i < m; ++i)
+        labels[i] = -1;
+    for (size_t iteration = 0; iteration < SG_PARALLEL_RECLUSTER_ITERATIONS && status == STATGPU_OK;
+         ++iteration) {
+        bool changed = false;
+        memset(sums, 0, k * d * sizeof *sums);
+        memset(totals, 0, k * sizeof *totals);
+        for (size_t i = 0; i < m; ++i) {
+            double best = INFINITY;
+            int32_t label = 0;
+            for (size_t j = 0; j < k; ++j) {
+                double distance;
+                SG_POINT_DISTANCE(distance, points + i * d, centres + j * d);
+                if (distance < best) {
+                    best = distance;
+                    label = (int32_t)j;
+                }
+            }
+            changed = changed || labels[i] != label;
+            labels[i] = label;
+            totals[label] += weights[i];
+            for (size_t v = 0; v < d; ++v)
+                sums[label * d + v] += weights[i] * points[i * d + v];
+        }
+        if (!changed)
+            break;
+        bool empty = false;
+        for (size_t j = 0; j < k; ++j)
+            empty = empty || !(totals[j] > 0.0);
+        if (empty)
+            break;
+        for (size_t j = 0; j < k; ++j)
+            for (size_t v = 0; v < d; ++v)
+                centres[j * d + v] = sums[j * d + v] / totals[j];
+    }
+#undef SG_POINT_DISTANCE
+    free(closest), free(labels), free(sums), free(totals);
+    return status;
+}
+
+statgpu_status sg_cpu_kmeans_parallel(const sg_kmeans_problem *problem, sg_kmeans_workspace *workspace,
+                                      uint64_t stream, double *centroids)
+{
+    const size_t n = problem->n_obs, k = problem->k, d = problem->n_vars;
+    const double oversampling = 2.0 * (double)k;
+    if (!sg_ensure_closest(workspace, n))
+        return STATGPU_ERROR_OUT_OF_MEMORY;
+    if (workspace->nearest == NULL)
+        workspace->nearest = malloc(n * sizeof *workspace->nearest);
+    if (workspace->nearest == NULL)
+        return STATGPU_ERROR_OUT_OF_MEMORY;
+    double *closest = workspace->closest;
+    int32_t *nearest = workspace->nearest;
+
+    size_t capacity = 16 * k + 16, count = 0;
+    double *points = malloc(capacity * d * sizeof *points);  /* row-major */
+    double *weights = NULL, *centres = NULL;
+    size_t *block_picks = malloc(workspace->block_count * sizeof *block_picks);
+    statgpu_status status = STATGPU_OK;
+    if (points == NULL || block_picks == NULL) {
+        status = STATGPU_ERROR_OUT_OF_MEMORY;
+        goto done;
+    }
+
+    sg_rng rng = { stream };
+    sg_copy_row(problem, sg_rng_below(&rng, n), points, 1);
+    count = 1;
+    size_t added_from = 0;  /* candidates not yet folded into closest */
+    uint64_t key = sg_rng_next(&rng);
+    size_t positive = 0;    /* candidates nearest to some row: distinct */
+    double potential = 0.0;
+    for (unsigned round = 0;; ++round) {
+        /* Fold the new candidates into every row's D^2 and nearest candidate. */
+#pragma omp parallel for num_threads(problem->thread_count) schedule(dynamic, 1)
+        for (size_t b = 0; b < workspace->block_count; ++b) {
+            size_t begin, end;
+            sg_block_range(workspace, n, b, &begin, &end);
+            double sum = 0.0;
+            for (size_t i = begin; i < end; ++i) {
+                for (size_t c = added_from; c < count; ++c) {
+                    double distance = sg_row_distance(problem, i, points + c * d, 1);
+                    if (c == 0 || distance < closest[i]) {
+                        closest[i] = distance;
+                        nearest[i] = (int32_t)c;
+                    }
+                }
+                sum += closest[i];
+            }
+            workspace->block_values[b] = sum;
+        }
+        added_from = count;
+        potential = sg_add_block_values(workspace, workspace->block_values, 1);
+
+        /* Enough rounds, or no row left off the candidates: the candidates
+         * nearest to some row are distinct; k of them are needed. */
+        bool exhausted = !(potential > 0.0);
+        if ((round >= SG_PARALLEL_ROUNDS || exhausted) && count >= k) {
+            positive = 0;
+            free(weights);
+            weights = calloc(count, sizeof *weights);
+            if (weights == NULL) {
+                status = STATGPU_ERROR_OUT_OF_MEMORY;
+                goto done;
+            }
+            for (size_t i = 0; i < n; ++i)
+                weights[nearest[i]] += 1.0;
+            for (size_t c = 0; c < count; ++c)
+                positive += weights[c] > 0.0;
+            if (positive >= k)
+                break;
+        }
+        if (exhausted) {  /* every row equals a candidate: fewer than k distinct rows */
+            status = STATGPU_ERROR_INVALID_ARGUMENT;
+            goto done;
+        }
+
+        /* Each row is drawn with probability min(1, ell D^2 / potential),
+         * from its own counter-based uniform; drawn rows are kept in row order. */
+#pragma omp parallel for num_threads(problem->thread_count) schedule(dynamic, 1)
+        for (size_t b = 0; b < workspace->block_count; ++b) {
+            size_t begin, end;
+            sg_block_range(workspace, n, b, &begin, &end);
+            size_t picks = 0;
+            for (size_t i = begin; i < end; ++i)
+                picks += sg_counter_uniform(key, round, i) * potential < oversampling * closest[i];
+            block_picks[b] = picks;
+        }
+        size_t new_count = count;
+        for (size_t b = 0; b < workspace->block_count; ++b)
+            new_count += block_picks[b];
+        if (new_count > capacity) {
+            size_t grown = new_count + new_count / 2;
+            double *more_points = realloc(points, grown * d * sizeof *points);
+            if (more_points == NULL) {
+                status = STATGPU_ERROR_OUT_OF_MEMORY;
+                goto done;
+            }
+            points = more_points;
+            capacity = grown;
+        }
+        size_t next = count;
+        for (size_t b = 0; b < workspace->block_count; ++b) {
+            size_t begin, end;
+            sg_block_range(workspace, n, b, &begin, &end);
+            for (size_t i = begin; i < end && block_picks[b] > 0; ++i)
+                if (sg_counter_uniform(key, round, i) * potential < oversampling * closest[i]) {
+                    sg_copy_row(problem, i, points + next * d, 1);
+                    ++next;
+                }
+        }
+        count = next;
+    }
+
+    /* Recluster the candidates of positive weight. */
+    {
+        size_t kept = 0;
+        for (size_t c = 0; c < count; ++c)
+            if (weights[c] > 0.0) {
+                memmove(points + kept * d, points + c * d, d * sizeof *points);
+                weights[kept++] = weights[c];
+            }
+        centres = malloc(k * d * sizeof *centres);
+        if (centres == NULL) {
+            status = STATGPU_ERROR_OUT_OF_MEMORY;
+            goto done;
+        }
+        status = sg_weighted_recluster(points, weights, kept, d, k, workspace->trial_count, &rng, centres);
+        if (status == STATGPU_OK)
+            for (size_t j = 0; j < k; ++j)
+                for (size_t v = 0; v < d; ++v)
+                    centroids[j + k * v] = centres[j * d + v];
+    }
+
+done:
+    free(points);
+    free(weights);
+    free(centres);
+    free(block_picks);
+    return status;
+}

@@ -1,0 +1,203 @@
+/*
+ * test_device_vectors.c: order statistics of data already in GPU memory
+ * (statgpu_vector with STATGPU_MEMORY_CUDA_DEVICE), float64 and float32, with
+ * every selection method, against a sort on the host; NaN on the device; the
+ * device data left unchanged. Part of the GPU tier: where no CUDA device is
+ * usable every test is reported as skipped and the binary exits 77.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <cuda_runtime_api.h>
+
+#include "statgpu.h"
+#include "test_support.h"
+
+static char g_skip_reason[256];
+
+#define SKIP_WITHOUT_DEVICE() TEST_SKIP_IF(g_skip_reason)
+
+static statgpu_context *make_context(statgpu_select_method method)
+{
+    statgpu_context_params params;
+    statgpu_context_params_init(&params);
+    params.backend = STATGPU_BACKEND_CUDA;
+    params.select_method = method;
+    statgpu_context *context = NULL;
+    assert_int_equal(statgpu_context_create(&params, &context), STATGPU_OK);
+    return context;
+}
+
+/* Copies host values of the given type to a new device buffer. */
+static void *to_device(const void *host, size_t bytes)
+{
+    void *device = NULL;
+    assert_int_equal(cudaMalloc(&device, bytes > 0 ? bytes : 1), cudaSuccess);
+    assert_int_equal(cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+    return device;
+}
+
+static void check_device_vector(statgpu_context *context, const double *wide, size_t count,
+                                statgpu_dtype dtype, const char *what)
+{
+    size_t element_bytes = dtype == STATGPU_DTYPE_FLOAT32 ? sizeof(float) : sizeof(double);
+    void *host = malloc(count * element_bytes);
+    double *exact = malloc(count * sizeof *exact);
+    for (size_t i = 0; i < count; ++i) {
+        if (dtype == STATGPU_DTYPE_FLOAT32) {
+            ((float *)host)[i] = (float)wide[i];
+            exact[i] = ((float *)host)[i];
+        } else {
+            ((double *)host)[i] = wide[i];
+            exact[i] = wide[i];
+        }
+    }
+    double *sorted = test_sorted_copy(exact, count);
+    void *device = to_device(host, count * element_bytes);
+    statgpu_vector vector = { device, count, dtype, STATGPU_MEMORY_CUDA_DEVICE };
+
+    size_t ranks[5] = { 1, count, (count + 1) / 2, count / 2 + 1, count / 5 + 1 };
+    double results[5];
+    assert_int_equal(statgpu_vector_select(context, &vector, ranks, 5, results), STATGPU_OK);
+    for (int j = 0; j < 5; ++j)
+        if (!test_same_bits(results[j], sorted[ranks[j] - 1]))
+            fail_msg("%s n=%zu k=%zu: got %.17g, expected %.17g (%s)", what, count, ranks[j], results[j],
+                     sorted[ranks[j] - 1], statgpu_context_last_error(context));
+
+    statgpu_backend_report report;
+    assert_int_equal(statgpu_context_backend_report(context, &report), STATGPU_OK);
+    assert_int_equal(report.last_used, STATGPU_BACKEND_CUDA);
+    assert_true(report.last_transfer_seconds == 0.0);  /* nothing to copy: the data were there */
+
+    /* 101 percentiles agree with the same quantiles of the host data. */
+    double p[101], on_device[101], on_host[101];
+    for (int j = 0; j <= 100; ++j)
+        p[j] = j / 100.0;
+    assert_int_equal(statgpu_vector_quantiles(context, &vector, p, 101, on_device), STATGPU_OK);
+    statgpu_vector host_vector = { host, count, dtype, STATGPU_MEMORY_HOST };
+    assert_int_equal(statgpu_vector_quantiles(context, &host_vector, p, 101, on_host), STATGPU_OK);
+    for (int j = 0; j <= 100; ++j)
+        if (!test_same_bits(on_device[j], on_host[j]))
+            fail_msg("%s n=%zu p=%g: device %.17g, host %.17g", what, count, p[j], on_device[j], on_host[j]);
+
+    /* The device data are untouched. */
+    void *back = malloc(count * element_bytes);
+    assert_int_equal(cudaMemcpy(back, device, count * element_bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    assert_memory_equal(back, host, count * element_bytes);
+    free(back);
+    cudaFree(device);
+    free(sorted);
+    free(exact);
+    free(host);
+}
+
+static void test_device_data_every_method(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_DEVICE();
+    const size_t sizes[] = { 1, 2, 3, 1000, 65537, 1000000, (1u << 24) + 3 };
+    for (statgpu_select_method method = STATGPU_SELECT_AUTO; method <= STATGPU_SELECT_SORT; ++method) {
+        statgpu_context *context = make_context(method);
+        for (size_t s = 0; s < sizeof sizes / sizeof *sizes; ++s) {
+            size_t count = sizes[s];
+            double *wide = malloc(count * sizeof *wide);
+            for (int pattern = 0; pattern < PATTERN_COUNT; ++pattern) {
+                if (count > 1000000 && pattern % 4 != 0)
+                    continue;  /* the largest size on every fourth pattern keeps the run short */
+                test_fill(wide, count, (test_pattern)pattern, 900 + s);
+                char what[96];
+                snprintf(what, sizeof what, "method %d, %s, float64", (int)method, test_pattern_names[pattern]);
+                check_device_vector(context, wide, count, STATGPU_DTYPE_FLOAT64, what);
+                snprintf(what, sizeof what, "method %d, %s, float32", (int)method, test_pattern_names[pattern]);
+                check_device_vector(context, wide, count, STATGPU_DTYPE_FLOAT32, what);
+            }
+            free(wide);
+        }
+        statgpu_context_destroy(context);
+    }
+}
+
+static void test_nan_on_the_device(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_DEVICE();
+    statgpu_context *context = make_context(STATGPU_SELECT_AUTO);
+    const size_t sizes[] = { 1, 7, 300000 };
+    for (size_t s = 0; s < 3; ++s) {
+        size_t count = sizes[s];
+        double *data = malloc(count * sizeof *data);
+        float *floats = malloc(count * sizeof *floats);
+        test_fill(data, count, PATTERN_NORMAL, s);
+        data[count / 2] = NAN;
+        for (size_t i = 0; i < count; ++i)
+            floats[i] = (float)data[i];
+        void *device = to_device(data, count * sizeof *data);
+        void *device_floats = to_device(floats, count * sizeof *floats);
+        double result = 42.0;
+        statgpu_vector vector = { device, count, STATGPU_DTYPE_FLOAT64, STATGPU_MEMORY_CUDA_DEVICE };
+        assert_int_equal(statgpu_vector_median(context, &vector, &result), STATGPU_ERROR_NAN_IN_DATA);
+        statgpu_vector float_vector = { device_floats, count, STATGPU_DTYPE_FLOAT32, STATGPU_MEMORY_CUDA_DEVICE };
+        assert_int_equal(statgpu_vector_median(context, &float_vector, &result), STATGPU_ERROR_NAN_IN_DATA);
+        assert_true(result == 42.0);
+        cudaFree(device);
+        cudaFree(device_floats);
+        free(floats);
+        free(data);
+    }
+    statgpu_context_destroy(context);
+}
+
+/* Host data on the CUDA backend report their copy to the device separately. */
+static void test_host_data_report_transfer(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_DEVICE();
+    statgpu_context *context = make_context(STATGPU_SELECT_AUTO);
+    size_t count = 1u << 22;
+    double *data = malloc(count * sizeof *data);
+    test_fill(data, count, PATTERN_UNIFORM, 8);
+    double median = 0;
+    assert_int_equal(statgpu_median(context, data, count, &median), STATGPU_OK);
+    statgpu_backend_report report;
+    assert_int_equal(statgpu_context_backend_report(context, &report), STATGPU_OK);
+    assert_int_equal(report.last_used, STATGPU_BACKEND_CUDA);
+    assert_true(report.last_transfer_seconds > 0.0);
+    assert_true(report.last_compute_seconds > 0.0);
+    free(data);
+    statgpu_context_destroy(context);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    int devices = 0;
+    cudaError_t error = cudaGetDeviceCount(&devices);
+    if (error != cudaSuccess || devices == 0) {
+        snprintf(g_skip_reason, sizeof g_skip_reason, "no CUDA device (%s)",
+                 error != cudaSuccess ? cudaGetErrorString(error) : "none found");
+        return 0;
+    }
+    statgpu_context *context = make_context(STATGPU_SELECT_AUTO);
+    statgpu_backend_report report;
+    statgpu_context_backend_report(context, &report);
+    if (!report.cuda_available)
+        snprintf(g_skip_reason, sizeof g_skip_reason, "no usable CUDA backend: %s", report.note);
+    statgpu_context_destroy(context);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_device_data_every_method),
+        cmocka_unit_test(test_nan_on_the_device),
+        cmocka_unit_test(test_host_data_report_transfer),
+    };
+    int failures = cmocka_run_group_tests_name("device_vectors[cuda]", tests, setup, NULL);
+    return test_exit_code(failures, g_skip_reason);
+}

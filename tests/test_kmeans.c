@@ -1,0 +1,878 @@
+/*
+ * test_kmeans.c: k-means against a brute-force Lloyd written here from the
+ * definitions (same labels, centroids, iterations), the invariants (inertia is
+ * the recomputed sum of squared distances, it never rises from one iteration
+ * to the next), reproducibility (same seed, any thread count: same bits),
+ * empty clusters, k-means++ and k-means|| on data with exactly k distinct
+ * rows, progress and cancellation, and every bad input's status.
+ *
+ * With STATGPU_TEST_BACKEND=cuda the context asks for CUDA: k-means has no
+ * CUDA kernel yet, so every call must then report that it ran on the CPU, and
+ * say why in the backend report's note.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "statgpu.h"
+#include "test_support.h"
+
+static statgpu_context *g_context;
+static statgpu_backend  g_backend;
+
+#define CUDA_NOTE "k-means has no CUDA kernel yet"
+
+/* Every successful call ran on the CPU, and a context that asked for CUDA
+ * was told why. */
+static void assert_ran_on_cpu(statgpu_context *context)
+{
+    statgpu_backend_report report;
+    assert_int_equal(statgpu_context_backend_report(context, &report), STATGPU_OK);
+    if (report.last_used != STATGPU_BACKEND_CPU)
+        fail_msg("k-means ran on %s, not the CPU", statgpu_backend_name(report.last_used));
+    if (report.requested == STATGPU_BACKEND_CUDA && strstr(report.note, CUDA_NOTE) == NULL)
+        fail_msg("CUDA was asked for, and the note does not say k-means ran on the CPU: \"%s\"", report.note);
+}
+
+static statgpu_context *make_context(int thread_count, uint64_t seed)
+{
+    statgpu_context_params params;
+    statgpu_context_params_init(&params);
+    params.backend = g_backend;
+    params.thread_count = thread_count;
+    params.seed = seed;
+    statgpu_context *context = NULL;
+    assert_int_equal(statgpu_context_create(&params, &context), STATGPU_OK);
+    return context;
+}
+
+static statgpu_kmeans_result *fit(statgpu_context *context, const double *data, size_t n, size_t d, size_t ld,
+                                  size_t k, const statgpu_kmeans_params *params)
+{
+    statgpu_kmeans_result *result = NULL;
+    statgpu_status status = statgpu_kmeans(context, data, n, d, ld, k, params, &result);
+    if (status != STATGPU_OK)
+        fail_msg("statgpu_kmeans n=%zu d=%zu k=%zu: %s (%s)", n, d, k, statgpu_status_string(status),
+                 statgpu_context_last_error(context));
+    assert_non_null(result);
+    assert_ran_on_cpu(context);
+    return result;
+}
+
+static int within_relative(double a, double b, double tolerance)
+{
+    return fabs(a - b) <= tolerance * fabs(b) || a == b;
+}
+
+/* Gaussian blobs of standard deviation 1, column-major with leading dimension
+ * ld, around centres drawn uniformly within +-2 separation in every variable. */
+static double *make_blobs(size_t n, size_t d, size_t ld, size_t blobs, double separation, uint64_t seed)
+{
+    double *data = malloc(ld * d * sizeof *data);
+    test_rng rng = { seed };
+    double *centres = malloc(blobs * d * sizeof *centres);
+    for (size_t b = 0; b < blobs * d; ++b)
+        centres[b] = separation * (test_rng_uniform(&rng) * 4.0 - 2.0);
+    for (size_t i = 0; i < ld; ++i) {
+        size_t blob = test_rng_next(&rng) % blobs;
+        for (size_t v = 0; v < d; ++v)
+            data[i + ld * v] = i < n ? centres[blob * d + v] + test_rng_normal(&rng) : NAN;  /* padding: never read */
+    }
+    free(centres);
+    return data;
+}
+
+/* ----------------------------------------------- brute-force Lloyd */
+
+/* Lloyd's algorithm written from the definitions in statgpu.h, as plainly as
+ * possible: row-major copies, one loop per step, scikit-learn's stopping
+ * rule, the documented re-seeding of empty clusters. */
+typedef struct reference_fit {
+    double *centroids;  /* k x d row-major */
+    int    *labels;
+    size_t *sizes;
+    double  inertia;
+    size_t  iterations;
+    int     converged;
+    size_t  reseeds;
+} reference_fit;
+
+static double reference_distance(const double *a, const double *b, size_t d)
+{
+    double sum = 0.0;
+    for (size_t v = 0; v < d; ++v)
+        sum += (a[v] - b[v]) * (a[v] - b[v]);
+    return sum;
+}
+
+static void reference_assign(const double *x, size_t n, size_t d, const double *centres, size_t k, int *labels)
+{
+    for (size_t i = 0; i < n; ++i) {
+        double best = INFINITY;
+        for (size_t j = 0; j < k; ++j) {
+            double distance = reference_distance(x + i * d, centres + j * d, d);
+            if (distance < best) {
+                best = distance;
+                labels[i] = (int)j;
+            }
+        }
+    }
+}
+
+static reference_fit reference_lloyd(const double *data, size_t n, size_t d, size_t ld, size_t k,
+                                     const double *initial /* k x d column-major, ld k */, size_t max_iterations,
+                                     double tolerance)
+{
+    double *x = malloc(n * d * sizeof *x);
+    for (size_t i = 0; i < n; ++i)
+        for (size_t v = 0; v < d; ++v)
+            x[i * d + v] = data[i + ld * v];
+    double variance_sum = 0.0;
+    for (size_t v = 0; v < d; ++v) {
+        double mean = 0.0, squares = 0.0;
+        for (size_t i = 0; i < n; ++i)
+            mean += x[i * d + v];
+        mean /= (double)n;
+        for (size_t i = 0; i < n; ++i)
+            squares += (x[i * d + v] - mean) * (x[i * d + v] - mean);
+        variance_sum += squares / (double)n;
+    }
+    double absolute_tolerance = tolerance * variance_sum / (double)d;
+
+    reference_fit out = { malloc(k * d * sizeof(double)), malloc(n * sizeof(int)), calloc(k, sizeof(size_t)),
+                          0.0, 0, 0, 0 };
+    double *centres = out.centroids, *fresh = malloc(k * d * sizeof *fresh);
+    for (size_t j = 0; j < k; ++j)
+        for (size_t v = 0; v < d; ++v)
+            centres[j * d + v] = initial[j + k * v];
+    int *labels = out.labels, *previous = malloc(n * sizeof *previous);
+    double *distance = malloc(n * sizeof *distance);
+    for (size_t i = 0; i < n; ++i)
+        previous[i] = -1;
+    int settled = 0;
+    while (out.iterations < max_iterations) {
+        reference_assign(x, n, d, centres, k, labels);
+        ++out.iterations;
+        size_t *sizes = out.sizes;
+        memset(sizes, 0, k * sizeof *sizes);
+        for (size_t i = 0; i < n; ++i)
+            sizes[labels[i]]++;
+        for (size_t i = 0; i < n; ++i)
+            distance[i] = reference_distance(x + i * d, centres + labels[i] * d, d);
+        for (size_t empty = 0; empty < k; ++empty) {
+            if (sizes[empty] > 0)
+                continue;
+            size_t far = n;
+            for (size_t i = 0; i < n; ++i)
+                if (sizes[labels[i]] >= 2 && distance[i] > 0.0 && (far == n || distance[i] > distance[far]))
+                    far = i;
+            assert_true(far < n);
+            sizes[labels[far]]--;
+            labels[far] = (int)empty;
+            sizes[empty] = 1;
+            distance[far] = -1.0;
+            out.reseeds++;
+        }
+        double shift = 0.0;
+        for (size_t j = 0; j < k; ++j)
+            for (size_t v = 0; v < d; ++v) {
+                double sum = 0.0;
+                for (size_t i = 0; i < n; ++i)
+                    if (labels[i] == (int)j)
+                        sum += x[i * d + v];
+                fresh[j * d + v] = sum / (double)sizes[j];
+                shift += (fresh[j * d + v] - centres[j * d + v]) * (fresh[j * d + v] - centres[j * d + v]);
+            }
+        memcpy(centres, fresh, k * d * sizeof *fresh);
+        if (memcmp(labels, previous, n * sizeof *labels) == 0) {
+            settled = 1;
+            out.converged = 1;
+            break;
+        }
+        if (shift <= absolute_tolerance) {
+            out.converged = 1;
+            break;
+        }
+        memcpy(previous, labels, n * sizeof *labels);
+    }
+    if (!settled)
+        reference_assign(x, n, d, centres, k, labels);
+    memset(out.sizes, 0, k * sizeof *out.sizes);
+    for (size_t i = 0; i < n; ++i) {
+        out.sizes[labels[i]]++;
+        out.inertia += reference_distance(x + i * d, centres + labels[i] * d, d);
+    }
+    free(x), free(fresh), free(previous), free(distance);
+    return out;
+}
+
+static void reference_free(reference_fit *fit_)
+{
+    free(fit_->centroids), free(fit_->labels), free(fit_->sizes);
+}
+
+/* Compares a result with the brute force, to the tolerance of the brief:
+ * same labels and iterations, centroids within 1e-12 relative. */
+static void assert_matches_reference(const statgpu_kmeans_result *result, const reference_fit *expected,
+                                     const char *what)
+{
+    size_t k = result->k, d = result->n_vars;
+    for (size_t i = 0; i < result->n_obs; ++i)
+        if (result->labels[i] != expected->labels[i])
+            fail_msg("%s: observation %zu has label %d, the brute force %d", what, i, result->labels[i],
+                     expected->labels[i]);
+    for (size_t j = 0; j < k; ++j) {
+        if (result->cluster_sizes[j] != expected->sizes[j])
+            fail_msg("%s: cluster %zu has %zu observations, the brute force %zu", what, j,
+                     result->cluster_sizes[j], expected->sizes[j]);
+        for (size_t v = 0; v < d; ++v)
+            if (!within_relative(result->centroids[j + k * v], expected->centroids[j * d + v], 1e-12))
+                fail_msg("%s: centroid %zu variable %zu is %.17g, the brute force %.17g", what, j, v,
+                         result->centroids[j + k * v], expected->centroids[j * d + v]);
+    }
+    if (result->iterations != expected->iterations || result->converged != expected->converged)
+        fail_msg("%s: %zu iterations (converged %d), the brute force %zu (converged %d)", what, result->iterations,
+                 result->converged, expected->iterations, expected->converged);
+    if (result->reseed_count != expected->reseeds)
+        fail_msg("%s: %zu re-seeds, the brute force %zu", what, result->reseed_count, expected->reseeds);
+    if (!within_relative(result->inertia, expected->inertia, 1e-12))
+        fail_msg("%s: inertia %.17g, the brute force %.17g", what, result->inertia, expected->inertia);
+}
+
+/* k distinct random rows of data as column-major initial centroids. */
+static double *pick_rows(const double *data, size_t n, size_t d, size_t ld, size_t k, test_rng *rng)
+{
+    double *centres = malloc(k * d * sizeof *centres);
+    size_t *rows = malloc(k * sizeof *rows);
+    for (size_t j = 0; j < k; ++j) {
+        int fresh;
+        do {
+            rows[j] = test_rng_next(rng) % n;
+            fresh = 1;
+            for (size_t other = 0; other < j; ++other)
+                fresh = fresh && rows[other] != rows[j];
+        } while (!fresh);
+        for (size_t v = 0; v < d; ++v)
+            centres[j + k * v] = data[rows[j] + ld * v];
+    }
+    free(rows);
+    return centres;
+}
+
+static void test_matches_brute_force_lloyd(void **state)
+{
+    (void)state;
+    test_rng rng = { 2024 };
+    size_t cases = 0, with_reseeds = 0;
+    for (int trial = 0; trial < 60; ++trial) {
+        size_t d = 1 + test_rng_next(&rng) % 5;
+        size_t k = 1 + test_rng_next(&rng) % 7;
+        size_t n = trial % 10 == 9 ? 3000 + test_rng_next(&rng) % 3000 : k + test_rng_next(&rng) % 600;
+        size_t ld = n + test_rng_next(&rng) % 3;
+        double separation = trial % 3 == 0 ? 0.5 : 3.0;  /* overlapping blobs converge slowly */
+        double *data = make_blobs(n, d, ld, 1 + test_rng_next(&rng) % 6, separation, 77 + (uint64_t)trial);
+        double *initial = pick_rows(data, n, d, ld, k, &rng);
+        /* Every fourth case starts all centres from one corner: clusters empty. */
+        if (trial % 4 == 1)
+            for (size_t j = 1; j < k; ++j)
+                for (size_t v = 0; v < d; ++v)
+                    initial[j + k * v] = 100.0 + (double)j;
+        statgpu_kmeans_params params;
+        statgpu_kmeans_params_init(&params);
+        params.init = STATGPU_KMEANS_INIT_GIVEN;
+        params.initial_centroids = initial;
+        params.tolerance = trial % 2 ? 1e-4 : 0.0;
+        params.max_iterations = trial % 5 == 4 ? 3 : 300;
+        reference_fit expected = reference_lloyd(data, n, d, ld, k, initial, params.max_iterations,
+                                                 params.tolerance);
+        statgpu_kmeans_result *result = fit(g_context, data, n, d, ld, k, &params);
+        char what[128];
+        snprintf(what, sizeof what, "case %d (n=%zu d=%zu k=%zu tol=%g max_it=%zu)", trial, n, d, k,
+                 params.tolerance, params.max_iterations);
+        assert_matches_reference(result, &expected, what);
+        assert_int_equal(result->restart_count, 1);
+        assert_int_equal(result->init, STATGPU_KMEANS_INIT_GIVEN);
+        ++cases;
+        with_reseeds += expected.reseeds > 0;
+        statgpu_kmeans_result_destroy(result);
+        reference_free(&expected);
+        free(initial);
+        free(data);
+    }
+    print_message("%zu cases equal to the brute force, %zu of them with re-seeded empty clusters\n", cases,
+                  with_reseeds);
+    assert_true(with_reseeds >= 5);
+}
+
+/* ------------------------------------------------------------ invariants */
+
+static void assert_consistent(const statgpu_kmeans_result *result, const double *data, size_t ld)
+{
+    size_t n = result->n_obs, d = result->n_vars, k = result->k;
+    double inertia = 0.0;
+    double *within = calloc(k, sizeof *within);
+    size_t *sizes = calloc(k, sizeof *sizes);
+    for (size_t i = 0; i < n; ++i) {
+        int32_t label = result->labels[i];
+        assert_true(label >= 0 && (size_t)label < k);
+        double best = INFINITY;
+        for (size_t j = 0; j < k; ++j) {
+            double distance = 0.0;
+            for (size_t v = 0; v < d; ++v) {
+                double difference = data[i + ld * v] - result->centroids[j + k * v];
+                distance += difference * difference;
+            }
+            if (distance < best)
+                best = distance;
+            if ((int32_t)j == label) {
+                inertia += distance;
+                within[j] += distance;
+            }
+        }
+        double own = 0.0;
+        for (size_t v = 0; v < d; ++v) {
+            double difference = data[i + ld * v] - result->centroids[label + k * v];
+            own += difference * difference;
+        }
+        if (own != best)
+            fail_msg("observation %zu is labelled %d at squared distance %.17g; the nearest is at %.17g", i, label,
+                     own, best);
+        sizes[label]++;
+    }
+    if (!within_relative(result->inertia, inertia, 1e-12))
+        fail_msg("inertia %.17g, recomputed %.17g", result->inertia, inertia);
+    double within_sum = 0.0;
+    for (size_t j = 0; j < k; ++j) {
+        assert_int_equal(result->cluster_sizes[j], sizes[j]);
+        assert_true(within_relative(result->within_ss[j], within[j], 1e-12));
+        within_sum += result->within_ss[j];
+        for (size_t v = 0; v < d; ++v)
+            assert_true(isfinite(result->centroids[j + k * v]));
+    }
+    assert_true(within_relative(within_sum, result->inertia, 1e-12));
+    assert_true(result->total_ss >= result->inertia * (1 - 1e-12));
+    free(within);
+    free(sizes);
+}
+
+static void test_inertia_is_the_sum_of_squared_distances(void **state)
+{
+    (void)state;
+    const size_t shapes[][3] = { { 500, 2, 3 }, { 1000, 4, 8 }, { 4321, 3, 5 }, { 20000, 6, 12 }, { 150, 1, 10 } };
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; ++s) {
+        size_t n = shapes[s][0], d = shapes[s][1], k = shapes[s][2];
+        double *data = make_blobs(n, d, n + 1, k, 2.0, 5 + s);
+        statgpu_kmeans_result *result = fit(g_context, data, n, d, n + 1, k, NULL);
+        assert_consistent(result, data, n + 1);
+        assert_int_equal(result->init, STATGPU_KMEANS_INIT_PLUS_PLUS);
+        assert_int_equal(result->restart_count, 10);
+        assert_true(result->best_restart < 10);
+        assert_true(result->converged == 1);
+        statgpu_kmeans_result_destroy(result);
+        free(data);
+    }
+}
+
+/* Lloyd never raises the inertia: the run stopped after m iterations is at
+ * least as good as the one stopped after m-1 (from the same start). */
+static void test_inertia_never_increases(void **state)
+{
+    (void)state;
+    size_t n = 3000, d = 2, k = 9;
+    double *data = make_blobs(n, d, n, 12, 0.7, 31);
+    for (int init = STATGPU_KMEANS_INIT_PLUS_PLUS; init <= STATGPU_KMEANS_INIT_PARALLEL; ++init) {
+        double previous = INFINITY;
+        size_t decreases = 0, needed = 0;
+        for (size_t m = 1; m <= 60; ++m) {
+            statgpu_kmeans_params params;
+            statgpu_kmeans_params_init(&params);
+            params.restart_count = 1;
+            params.tolerance = 0.0;
+            params.max_iterations = m;
+            params.init = (statgpu_kmeans_init)init;
+            statgpu_kmeans_result *result = fit(g_context, data, n, d, n, k, &params);
+            if (result->inertia > previous * (1.0 + 1e-14))
+                fail_msg("init %d: inertia %.17g after %zu iterations, %.17g after %zu", init, result->inertia, m,
+                         previous, m - 1);
+            decreases += result->inertia < previous;
+            previous = result->inertia;
+            needed = result->iterations;
+            int done = result->converged;
+            statgpu_kmeans_result_destroy(result);
+            if (done)
+                break;
+        }
+        print_message("init %d: inertia fell %zu times in %zu iterations, never rose\n", init, decreases, needed);
+        assert_true(needed >= 5);
+    }
+    free(data);
+}
+
+/* ----------------------------------------------------- reproducibility */
+
+static void assert_same_bits(const statgpu_kmeans_result *a, const statgpu_kmeans_result *b)
+{
+    assert_int_equal(a->k, b->k);
+    assert_memory_equal(a->centroids, b->centroids, a->k * a->n_vars * sizeof *a->centroids);
+    assert_memory_equal(a->labels, b->labels, a->n_obs * sizeof *a->labels);
+    assert_memory_equal(a->cluster_sizes, b->cluster_sizes, a->k * sizeof *a->cluster_sizes);
+    assert_memory_equal(a->within_ss, b->within_ss, a->k * sizeof *a->within_ss);
+    assert_true(test_same_bits(a->inertia, b->inertia));
+    assert_true(test_same_bits(a->total_ss, b->total_ss));
+    assert_int_equal(a->iterations, b->iterations);
+    assert_int_equal(a->best_restart, b->best_restart);
+}
+
+static void test_same_seed_same_bits(void **state)
+{
+    (void)state;
+    size_t n = 5000, d = 3, k = 6;
+    double *data = make_blobs(n, d, n, 9, 0.8, 8);
+    statgpu_kmeans_params params;
+    statgpu_kmeans_params_init(&params);
+    params.seed = 42;
+    statgpu_kmeans_result *first = fit(g_context, data, n, d, n, k, &params);
+    statgpu_kmeans_result *again = fit(g_context, data, n, d, n, k, &params);
+    assert_same_bits(first, again);
+    /* Another seed, in the call or in the context, draws other starts. */
+    params.seed = 43;
+    params.restart_count = 1;
+    statgpu_kmeans_result *one = fit(g_context, data, n, d, n, k, &params);
+    statgpu_context *other_context = make_context(0, 12345);
+    statgpu_kmeans_result *other = fit(other_context, data, n, d, n, k, &params);
+    assert_true(memcmp(one->centroids, other->centroids, k * d * sizeof(double)) != 0);
+    statgpu_kmeans_result_destroy(first);
+    statgpu_kmeans_result_destroy(again);
+    statgpu_kmeans_result_destroy(one);
+    statgpu_kmeans_result_destroy(other);
+    statgpu_context_destroy(other_context);
+    free(data);
+}
+
+static void test_thread_counts_give_same_bits(void **state)
+{
+    (void)state;
+    const struct { size_t n, d, k; statgpu_kmeans_init init; } cases[] = {
+        { 50000, 3, 7, STATGPU_KMEANS_INIT_PLUS_PLUS },
+        { 200003, 4, 10, STATGPU_KMEANS_INIT_AUTO },  /* k-means|| */
+        { 3000, 2, 5, STATGPU_KMEANS_INIT_PARALLEL },
+    };
+    const int thread_counts[] = { 1, 2, 3, 4, 7, 16 };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; ++c) {
+        double *data = make_blobs(cases[c].n, cases[c].d, cases[c].n, cases[c].k + 2, 1.0, 100 + c);
+        statgpu_kmeans_params params;
+        statgpu_kmeans_params_init(&params);
+        params.init = cases[c].init;
+        params.restart_count = 2;
+        statgpu_kmeans_result *expected = NULL;
+        for (size_t t = 0; t < sizeof thread_counts / sizeof *thread_counts; ++t) {
+            statgpu_context *context = make_context(thread_counts[t], 7);
+            statgpu_kmeans_result *result = fit(context, data, cases[c].n, cases[c].d, cases[c].n, cases[c].k,
+                                                &params);
+            if (expected == NULL)
+                expected = result;
+            else {
+                assert_same_bits(result, expected);
+                statgpu_kmeans_result_destroy(result);
+            }
+            statgpu_context_destroy(context);
+        }
+        if (cases[c].init == STATGPU_KMEANS_INIT_AUTO)
+            assert_int_equal(expected->init, STATGPU_KMEANS_INIT_PARALLEL);
+        assert_consistent(expected, data, cases[c].n);
+        statgpu_kmeans_result_destroy(expected);
+        free(data);
+    }
+}
+
+/* ------------------------------------------------------- empty clusters */
+
+/* 0 1 2 3 4 20 from centres 2, 20, -100: the third cluster is empty after
+ * the first assignment and takes the row farthest from its centroid, 0 (rows
+ * 0 and 4 tie at distance 4; the lower row wins). Then Lloyd goes on:
+ * {1 2 3 4} {20} {0} -> {2 3 4} {20} {0 1}, settled at the third iteration. */
+static void test_empty_cluster_is_reseeded(void **state)
+{
+    (void)state;
+    const double data[] = { 0, 1, 2, 3, 4, 20 };
+    const double initial[] = { 2, 20, -100 };
+    statgpu_kmeans_params params;
+    statgpu_kmeans_params_init(&params);
+    params.init = STATGPU_KMEANS_INIT_GIVEN;
+    params.initial_centroids = initial;
+    params.tolerance = 0.0;
+    statgpu_kmeans_result *result = fit(g_context, data, 6, 1, 6, 3, &params);
+    const double centroids[] = { 3, 20, 0.5 };
+    const int32_t labels[] = { 2, 2, 0, 0, 0, 1 };
+    const size_t sizes[] = { 3, 1, 2 };
+    assert_memory_equal(result->centroids, centroids, sizeof centroids);
+    assert_memory_equal(result->labels, labels, sizeof labels);
+    assert_memory_equal(result->cluster_sizes, sizes, sizeof sizes);
+    assert_int_equal(result->iterations, 3);
+    assert_int_equal(result->converged, 1);
+    assert_int_equal(result->reseed_count, 1);
+    assert_true(result->inertia == 2.5);  /* 1 + 0 + 1 + 0 + 0.25 + 0.25 */
+    statgpu_kmeans_result_destroy(result);
+
+    /* Two empty clusters at once take the two farthest rows. */
+    const double spread[] = { 0, 10, 11, 12, 13, 30 };
+    const double corner[] = { 12, -50, -60 };
+    params.initial_centroids = corner;
+    result = fit(g_context, spread, 6, 1, 6, 3, &params);
+    assert_int_equal(result->reseed_count, 2);
+    assert_consistent(result, spread, 6);
+    for (size_t j = 0; j < 3; ++j)
+        assert_true(result->cluster_sizes[j] > 0);
+    statgpu_kmeans_result_destroy(result);
+}
+
+/* ---------------------------------------------------- initialisations */
+
+/* On data with exactly k distinct rows (repeated, some far more often than
+ * others), every initialisation must pick k distinct rows: then one Lloyd
+ * iteration already puts each distinct row in its own cluster, with no
+ * re-seeding and zero inertia. */
+static void test_initialisations_pick_distinct_rows(void **state)
+{
+    (void)state;
+    for (size_t k = 2; k <= 8; ++k) {
+        size_t n = 0, ld = 4000;
+        double *data = malloc(ld * 2 * sizeof *data);
+        for (size_t value = 0; value < k; ++value) {
+            size_t copies = value == 0 ? 2000 : value == 1 ? 1 : 3 * value;
+            for (size_t c = 0; c < copies; ++c, ++n) {
+                data[n] = (double)value * 1.5;
+                data[n + ld] = value % 2 ? -1.0 : 2.0 * (double)value;
+            }
+        }
+        for (int init = STATGPU_KMEANS_INIT_PLUS_PLUS; init <= STATGPU_KMEANS_INIT_PARALLEL; ++init)
+            for (uint64_t seed = 0; seed < 20; ++seed) {
+                statgpu_kmeans_params params;
+                statgpu_kmeans_params_init(&params);
+                params.init = (statgpu_kmeans_init)init;
+                params.restart_count = 1;
+                params.max_iterations = 1;
+                params.seed = seed;
+                statgpu_kmeans_result *result = fit(g_context, data, n, 2, ld, k, &params);
+                if (result->inertia != 0.0 || result->reseed_count != 0)
+                    fail_msg("k=%zu init %d seed %zu: inertia %g, %zu re-seeds", k, init, (size_t)seed,
+                             result->inertia, result->reseed_count);
+                for (size_t j = 0; j < k; ++j) {
+                    double value = result->centroids[j] / 1.5;
+                    assert_true(value == floor(value) && value >= 0 && value < (double)k);
+                    for (size_t other = 0; other < j; ++other)
+                        assert_true(result->centroids[other] != result->centroids[j]);
+                }
+                statgpu_kmeans_result_destroy(result);
+            }
+        free(data);
+    }
+}
+
+/* R's kmeans stops with "more cluster centers than distinct data points";
+ * statgpu answers STATGPU_ERROR_INVALID_ARGUMENT, from every initialisation. */
+static void test_fewer_distinct_rows_than_k(void **state)
+{
+    (void)state;
+    double constant[50];
+    for (size_t i = 0; i < 50; ++i)
+        constant[i] = 3.25;
+    statgpu_kmeans_result *result = (statgpu_kmeans_result *)&result;  /* must be reset to NULL */
+    for (int init = STATGPU_KMEANS_INIT_AUTO; init <= STATGPU_KMEANS_INIT_PARALLEL; ++init) {
+        statgpu_kmeans_params params;
+        statgpu_kmeans_params_init(&params);
+        params.init = (statgpu_kmeans_init)init;
+        assert_int_equal(statgpu_kmeans(g_context, constant, 50, 1, 50, 2, &params, &result),
+                         STATGPU_ERROR_INVALID_ARGUMENT);
+        assert_null(result);
+        assert_non_null(strstr(statgpu_context_last_error(g_context), "distinct"));
+    }
+    /* One cluster of constant data is fine. */
+    result = fit(g_context, constant, 50, 1, 50, 1, NULL);
+    assert_true(result->centroids[0] == 3.25 && result->inertia == 0.0 && result->cluster_sizes[0] == 50);
+    assert_true(result->total_ss == 0.0 && result->converged == 1);
+    statgpu_kmeans_result_destroy(result);
+
+    /* Three distinct rows, four clusters. */
+    const double three[] = { 0, 0, 1, 1, 5, 5, 5 };
+    assert_int_equal(statgpu_kmeans(g_context, three, 7, 1, 7, 4, NULL, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    /* Given centres find it when a cluster cannot be re-seeded. */
+    const double two[] = { 0, 0, 1, 1 };
+    const double initial[] = { 0, 1, 5, 7 };
+    statgpu_kmeans_params params;
+    statgpu_kmeans_params_init(&params);
+    params.init = STATGPU_KMEANS_INIT_GIVEN;
+    params.initial_centroids = initial;
+    assert_int_equal(statgpu_kmeans(g_context, two, 4, 1, 4, 4, &params, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_null(result);
+    assert_non_null(strstr(statgpu_context_last_error(g_context), "distinct"));
+}
+
+static void test_auto_initialisation_by_size(void **state)
+{
+    (void)state;
+    const size_t sizes[] = { 99999, 100000 };
+    for (size_t s = 0; s < 2; ++s) {
+        double *data = make_blobs(sizes[s], 2, sizes[s], 4, 3.0, 9);
+        statgpu_kmeans_params params;
+        statgpu_kmeans_params_init(&params);
+        params.restart_count = 1;
+        params.max_iterations = 2;
+        statgpu_kmeans_result *result = fit(g_context, data, sizes[s], 2, sizes[s], 4, &params);
+        assert_int_equal(result->init, s == 0 ? STATGPU_KMEANS_INIT_PLUS_PLUS : STATGPU_KMEANS_INIT_PARALLEL);
+        statgpu_kmeans_result_destroy(result);
+        free(data);
+    }
+}
+
+/* -------------------------------------------- progress and cancellation */
+
+typedef struct progress_log {
+    size_t calls, cancel_at;
+    double last;
+    int    monotone;
+} progress_log;
+
+static int record_progress(void *user_data, double fraction)
+{
+    progress_log *log = user_data;
+    log->monotone = log->monotone && fraction >= log->last && fraction >= 0.0 && fraction <= 1.0;
+    log->last = fraction;
+    return ++log->calls == log->cancel_at;
+}
+
+static void test_progress_and_cancellation(void **state)
+{
+    (void)state;
+    size_t n = 2000, d = 2, k = 6;
+    double *data = make_blobs(n, d, n, 8, 0.8, 3);
+    progress_log log = { 0, 0, 0.0, 1 };
+    statgpu_context_params context_params;
+    statgpu_context_params_init(&context_params);
+    context_params.backend = g_backend;
+    context_params.progress = record_progress;
+    context_params.progress_user_data = &log;
+    statgpu_context *context = NULL;
+    assert_int_equal(statgpu_context_create(&context_params, &context), STATGPU_OK);
+
+    test_rng rng = { 5 };
+    double *initial = pick_rows(data, n, d, n, k, &rng);
+    statgpu_kmeans_params params;
+    statgpu_kmeans_params_init(&params);
+    params.init = STATGPU_KMEANS_INIT_GIVEN;
+    params.initial_centroids = initial;
+    params.tolerance = 0.0;
+    statgpu_kmeans_result *result = fit(context, data, n, d, n, k, &params);
+    assert_int_equal(log.calls, result->iterations);  /* once per iteration */
+    assert_true(log.monotone);
+    assert_true(result->iterations > 3);
+    statgpu_kmeans_result_destroy(result);
+
+    log = (progress_log){ 0, 3, 0.0, 1 };
+    assert_int_equal(statgpu_kmeans(context, data, n, d, n, k, &params, &result), STATGPU_ERROR_CANCELLED);
+    assert_null(result);
+    assert_int_equal(log.calls, 3);
+    assert_string_equal(statgpu_context_last_error(context), "cancelled");
+
+    /* Restarts: the fraction runs over all of them. */
+    log = (progress_log){ 0, 0, 0.0, 1 };
+    params.init = STATGPU_KMEANS_INIT_PLUS_PLUS;
+    params.restart_count = 4;
+    result = fit(context, data, n, d, n, k, &params);
+    assert_true(log.calls >= 4 && log.monotone && log.last > 0.75);
+    statgpu_kmeans_result_destroy(result);
+    statgpu_context_destroy(context);
+    free(initial);
+    free(data);
+}
+
+/* ------------------------------------------------------------ backends */
+
+static void test_backend_report_says_cpu(void **state)
+{
+    (void)state;
+    const double data[] = { 1, 2, 10, 11 };
+    const statgpu_backend asked[] = { STATGPU_BACKEND_CPU, STATGPU_BACKEND_CUDA, STATGPU_BACKEND_AUTO };
+    for (size_t a = 0; a < 3; ++a) {
+        statgpu_context_params params;
+        statgpu_context_params_init(&params);
+        params.backend = asked[a];
+        statgpu_context *context = NULL;
+        assert_int_equal(statgpu_context_create(&params, &context), STATGPU_OK);
+        statgpu_kmeans_result *result = NULL;
+        assert_int_equal(statgpu_kmeans(context, data, 4, 1, 4, 2, NULL, &result), STATGPU_OK);
+        statgpu_backend_report report;
+        assert_int_equal(statgpu_context_backend_report(context, &report), STATGPU_OK);
+        assert_int_equal(report.last_used, STATGPU_BACKEND_CPU);
+        if (asked[a] == STATGPU_BACKEND_CUDA)
+            assert_non_null(strstr(report.note, CUDA_NOTE));
+        if (asked[a] == STATGPU_BACKEND_CPU)
+            assert_null(strstr(report.note, CUDA_NOTE));
+        char text[512];
+        assert_int_equal(statgpu_backend_describe(&report, text, sizeof text), STATGPU_OK);
+        print_message("asked for %s: %s\n", statgpu_backend_name(asked[a]), text);
+        assert_true(result->centroids[0] == 1.5 || result->centroids[0] == 10.5);
+        statgpu_kmeans_result_destroy(result);
+        statgpu_context_destroy(context);
+    }
+}
+
+/* ------------------------------------------------------------ bad input */
+
+static void expect_status(statgpu_status expected, statgpu_status got, statgpu_kmeans_result *result,
+                          const char *what)
+{
+    if (got != expected)
+        fail_msg("%s: %s, expected %s (%s)", what, statgpu_status_string(got), statgpu_status_string(expected),
+                 statgpu_context_last_error(g_context));
+    assert_null(result);
+    if (statgpu_context_last_error(g_context)[0] == '\0')
+        fail_msg("%s: no message", what);
+    print_message("%-40s %-18s %s\n", what, statgpu_status_string(got), statgpu_context_last_error(g_context));
+}
+
+static void test_bad_inputs_get_their_status(void **state)
+{
+    (void)state;
+    double data[20];
+    for (size_t i = 0; i < 20; ++i)
+        data[i] = (double)(i * i % 7);
+    statgpu_kmeans_result *result = NULL;
+    statgpu_kmeans_params params;
+#define EXPECT(status_, call_, what_)                        \
+    do {                                                     \
+        statgpu_kmeans_params_init(&params);                 \
+        result = NULL;                                       \
+        statgpu_status got_ = (call_);                       \
+        expect_status(status_, got_, result, what_);         \
+    } while (0)
+#define KMEANS(data_, n_, d_, ld_, k_) statgpu_kmeans(g_context, data_, n_, d_, ld_, k_, &params, &result)
+
+    assert_int_equal(statgpu_kmeans(NULL, data, 10, 2, 10, 2, NULL, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    EXPECT(STATGPU_ERROR_INVALID_ARGUMENT, statgpu_kmeans(g_context, data, 10, 2, 10, 2, NULL, NULL),
+           "out_result NULL");
+    EXPECT(STATGPU_ERROR_INVALID_ARGUMENT, KMEANS(NULL, 10, 2, 10, 2), "data NULL");
+    EXPECT(STATGPU_ERROR_EMPTY_INPUT, KMEANS(data, 0, 2, 10, 1), "no observations");
+    EXPECT(STATGPU_ERROR_INVALID_ARGUMENT, KMEANS(data, 10, 0, 10, 1), "no variables");
+    EXPECT(STATGPU_ERROR_INVALID_ARGUMENT, KMEANS(data, 10, 2, 9, 2), "ld < n_obs");
+    EXPECT(STATGPU_ERROR_INVALID_ARGUMENT, KMEANS(data, 10, 2, 10, 0), "k = 0");
+    EXPECT(STATGPU_ERROR_INVALID_ARGUMENT, KMEANS(data, 10, 2, 10, 11), "k > n_obs");
+    EXPECT(STATGPU_ERROR_INVALID_ARGUMENT, (params.restart_count = 0, KMEANS(data, 10, 2, 10, 2)),
+           "restart_count = 0");
+    EXPECT(STATGPU_ERROR_INVALID_ARGUMENT, (params.max_iterations = 0, KMEANS(data, 10, 2, 10, 2)),
+           "max_iterations = 0");
+    EXPECT(STATGPU_ERROR_INVALID_ARGUMENT, (params.tolerance = -1e-4, KMEANS(data, 10, 2, 10, 2)),
+           "tolerance < 0");
+    EXPECT(STATGPU_ERROR_INVALID_ARGUMENT, (params.tolerance = NAN, KMEANS(data, 10, 2, 10, 2)), "tolerance NaN");
+    EXPECT(STATGPU_ERROR_INVALID_ARGUMENT, (params.init = (statgpu_kmeans_init)7, KMEANS(data, 10, 2, 10, 2)),
+           "unknown init");
+    EXPECT(STATGPU_ERROR_INVALID_ARGUMENT, (params.init = STATGPU_KMEANS_INIT_GIVEN, KMEANS(data, 10, 2, 10, 2)),
+           "given init without centroids");
+    EXPECT(STATGPU_ERROR_INVALID_ARGUMENT, (params.struct_bytes = 8, KMEANS(data, 10, 2, 10, 2)),
+           "struct_bytes too small");
+    EXPECT(STATGPU_ERROR_INVALID_ARGUMENT,
+           (params.struct_bytes = sizeof params + 8, KMEANS(data, 10, 2, 10, 2)), "struct_bytes too large");
+    const double bad_centres[] = { 0, NAN, 1, 2 };
+    EXPECT(STATGPU_ERROR_INVALID_ARGUMENT,
+           (params.init = STATGPU_KMEANS_INIT_GIVEN, params.initial_centroids = bad_centres,
+            KMEANS(data, 10, 2, 10, 2)),
+           "initial centroid NaN");
+
+    /* Non-finite and huge data. */
+    double with_nan[20];
+    memcpy(with_nan, data, sizeof data);
+    with_nan[13] = NAN;
+    EXPECT(STATGPU_ERROR_NAN_IN_DATA, KMEANS(with_nan, 10, 2, 10, 2), "NaN in the data");
+    assert_non_null(strstr(statgpu_context_last_error(g_context), "observation 4, variable 2"));
+    with_nan[13] = INFINITY;
+    EXPECT(STATGPU_ERROR_INVALID_ARGUMENT, KMEANS(with_nan, 10, 2, 10, 2), "+Inf in the data");
+    assert_non_null(strstr(statgpu_context_last_error(g_context), "+Inf"));
+    with_nan[13] = -INFINITY;
+    with_nan[2] = NAN;
+    EXPECT(STATGPU_ERROR_NAN_IN_DATA, KMEANS(with_nan, 10, 2, 10, 2), "NaN before -Inf");
+    with_nan[2] = 0.0;
+    EXPECT(STATGPU_ERROR_INVALID_ARGUMENT, KMEANS(with_nan, 10, 2, 10, 2), "-Inf in the data");
+    with_nan[13] = 1e300;
+    EXPECT(STATGPU_ERROR_INVALID_ARGUMENT, KMEANS(with_nan, 10, 2, 10, 2), "1e300 in the data");
+    /* Large but safe: an answer, finite. */
+    with_nan[13] = 1e150;
+    statgpu_kmeans_params_init(&params);
+    assert_int_equal(KMEANS(with_nan, 10, 2, 10, 2), STATGPU_OK);
+    assert_true(isfinite(result->inertia) && isfinite(result->total_ss) && result->total_ss > 1e299);
+    for (size_t j = 0; j < 4; ++j)
+        assert_true(isfinite(result->centroids[j]));
+    assert_true(result->centroids[2] == 1e150 || result->centroids[3] == 1e150);  /* a cluster of its own */
+    statgpu_kmeans_result_destroy(result);
+    statgpu_kmeans_result_destroy(NULL);  /* a harmless no-op */
+
+    /* The ld padding is never read: NaN there changes nothing. */
+    double padded[24];
+    for (size_t v = 0; v < 2; ++v)
+        for (size_t i = 0; i < 12; ++i)
+            padded[i + 12 * v] = i < 10 ? data[i + 10 * v] : NAN;
+    statgpu_kmeans_params_init(&params);
+    assert_int_equal(KMEANS(padded, 10, 2, 12, 2), STATGPU_OK);
+    statgpu_kmeans_result_destroy(result);
+#undef KMEANS
+#undef EXPECT
+}
+
+static void test_params_defaults(void **state)
+{
+    (void)state;
+    statgpu_kmeans_params params;
+    memset(&params, 0xAB, sizeof params);
+    statgpu_kmeans_params_init(&params);
+    assert_int_equal(params.struct_bytes, sizeof params);
+    assert_int_equal(params.restart_count, 10);
+    assert_int_equal(params.max_iterations, 300);
+    assert_true(params.tolerance == 1e-4);
+    assert_int_equal(params.init, STATGPU_KMEANS_INIT_AUTO);
+    assert_null(params.initial_centroids);
+    assert_int_equal(params.seed, 0);
+    statgpu_kmeans_params_init(NULL);  /* no crash */
+}
+
+/* ---------------------------------------------------------------- main */
+
+static int setup(void **state)
+{
+    (void)state;
+    g_backend = test_backend_from_environment();
+    g_context = make_context(0, 0);
+    return g_context != NULL ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    statgpu_context_destroy(g_context);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_matches_brute_force_lloyd),
+        cmocka_unit_test(test_inertia_is_the_sum_of_squared_distances),
+        cmocka_unit_test(test_inertia_never_increases),
+        cmocka_unit_test(test_same_seed_same_bits),
+        cmocka_unit_test(test_thread_counts_give_same_bits),
+        cmocka_unit_test(test_empty_cluster_is_reseeded),
+        cmocka_unit_test(test_initialisations_pick_distinct_rows),
+        cmocka_unit_test(test_fewer_distinct_rows_than_k),
+        cmocka_unit_test(test_auto_initialisation_by_size),
+        cmocka_unit_test(test_progress_and_cancellation),
+        cmocka_unit_test(test_backend_report_says_cpu),
+        cmocka_unit_test(test_bad_inputs_get_their_status),
+        cmocka_unit_test(test_params_defaults),
+    };
+    return cmocka_run_group_tests_name(
+        test_backend_from_environment() == STATGPU_BACKEND_CUDA ? "kmeans[cuda requested]" : "kmeans[cpu]", tests,
+        setup, teardown);
+}
