@@ -156,7 +156,9 @@ def main():
 
     def record(table, case, dtype, n, method, ms, exact):
         rows.append(dict(table=table, case=case, dtype=dtype, n=n, method=method, ms=ms, exact=exact))
-        if exact is False:
+        # A peer's inexact answer (cupy's float32 median is computed in
+        # float32) is marked in the tables; only statgpu's must be exact.
+        if exact is False and method.startswith("statgpu"):
             failures.append(f"{table} {case} {dtype} n={n} {method}")
 
     try:

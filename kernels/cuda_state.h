@@ -1,7 +1,7 @@
 /*
  * cuda_state.h: the device state behind the engine's opaque statgpu_cuda_state
- * (device, stream, workspace), and the helpers that turn CUDA failures into a
- * status and a message. Internal to the CUDA backend module.
+ * (device, stream, events, workspace), and the helpers that turn CUDA failures
+ * into a status and a message. Internal to the CUDA backend module.
  */
 #ifndef STATGPU_KERNELS_CUDA_STATE_H
 #define STATGPU_KERNELS_CUDA_STATE_H
@@ -22,13 +22,16 @@ struct DeviceBuffer {
     size_t bytes = 0;
 };
 
-/* Pass kernel variants, for their occupancy-derived grid sizes. */
-enum PassVariant {
-    kPassFirst8 = 0,   /* first pass, up to 8 probes */
-    kPassFirst16 = 1,  /* first pass, up to 16 probes */
-    kPassLater16 = 2,  /* later passes */
-    kPassVariantCount = 3
+/* Streaming kernels whose grids are sized from their occupancy. */
+enum GridKind {
+    kGridRadixPass64 = 0,
+    kGridRadixPass32 = 1,
+    kGridStream = 2,        /* reductions, copies, keys */
+    kGridKindCount = 3
 };
+
+/* Events of a call: start, data on the device, end. */
+enum { kEventStart = 0, kEventData = 1, kEventEnd = 2, kEventCount = 3 };
 
 } /* namespace statgpu_cuda */
 
@@ -36,17 +39,19 @@ struct statgpu_cuda_state {
     int device = 0;
     cudaStream_t stream = nullptr;
     int multiprocessor_count = 0;
-    int pass_grid[statgpu_cuda::kPassVariantCount] = {};  /* blocks that fill the device */
+    int grid[statgpu_cuda::kGridKindCount] = {};  /* blocks that fill the device */
 
-    statgpu_cuda::DeviceBuffer data;       /* host data copied in */
-    statgpu_cuda::DeviceBuffer values[2];  /* compacted elements, read and written in turn */
-    statgpu_cuda::DeviceBuffer keys[2];    /* sort input and output */
-    statgpu_cuda::DeviceBuffer cub_temp;   /* CUB's temporary storage */
-    statgpu_cuda::DeviceBuffer partials;   /* per-block results of a pass */
-    statgpu_cuda::DeviceBuffer gather;     /* sorted positions in, selected values out */
-    statgpu_cuda::DeviceBuffer small;      /* a pass's result, the output counter, the sample */
+    statgpu_cuda::DeviceBuffer data;           /* host data copied in */
+    statgpu_cuda::DeviceBuffer candidates[2];  /* radix: compacted keys (buffers A and B) */
+    statgpu_cuda::DeviceBuffer segments;       /* radix: keys of the collected brackets */
+    statgpu_cuda::DeviceBuffer keys[2];        /* sort and cutting plane: keys, sorted keys */
+    statgpu_cuda::DeviceBuffer cub_temp;       /* CUB's temporary storage */
+    statgpu_cuda::DeviceBuffer partials;       /* per-block results of a reduction */
+    statgpu_cuda::DeviceBuffer gather;         /* positions in, values out */
+    statgpu_cuda::DeviceBuffer control;        /* radix plan and counters, sample, small results */
 
-    void *h_pinned = nullptr;              /* page-locked mirror of `small`, for quick copies */
+    void *h_pinned = nullptr;                  /* page-locked mirror of parts of `control` */
+    cudaEvent_t events[statgpu_cuda::kEventCount] = {};
 };
 
 namespace statgpu_cuda {
@@ -69,24 +74,16 @@ statgpu_cuda_status report_cuda_error(cudaError_t error, const char *what,
 cudaError_t ensure_device_buffer(DeviceBuffer *buffer, size_t bytes);
 void release_device_buffer(DeviceBuffer *buffer);
 
-/* Sizes the pass kernels' grids for the state's device; fails where the
- * module holds no code that the device can run. */
+/* Sizes the kernels' grids for the state's device and allocates the small
+ * fixed workspace; fails where the module holds no code that the device can
+ * run. */
 cudaError_t prepare_selection(statgpu_cuda_state *state);
 
-/* Exact order statistics of data already on the device (see
- * select_ranks_host in cuda_module.h for the contract). d_data must stay
- * unchanged until the call returns; it is only read. */
-statgpu_cuda_status select_ranks_device(statgpu_cuda_state *state,
-                                        const double *d_data, size_t data_count,
-                                        const size_t *ranks, size_t rank_count,
-                                        double *results, char *msg, size_t msg_bytes);
-
-/* The module's select_ranks_host: copies h_data into the state's workspace
- * on the state's stream, then select_ranks_device. */
-statgpu_cuda_status select_ranks_host(statgpu_cuda_state *state,
-                                      const double *h_data, size_t data_count,
-                                      const size_t *ranks, size_t rank_count,
-                                      double *results, char *msg, size_t msg_bytes);
+/* The module's select_ranks (see cuda_module.h). */
+statgpu_cuda_status select_ranks(statgpu_cuda_state *state, const statgpu_cuda_array *array,
+                                 const size_t *ranks, size_t rank_count, int method,
+                                 double *results, statgpu_cuda_timing *timing,
+                                 char *msg, size_t msg_bytes);
 
 } /* namespace statgpu_cuda */
 

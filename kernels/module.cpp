@@ -82,17 +82,16 @@ void destroy_state(statgpu_cuda_state *state)
     (void)cudaSetDevice(state->device);
     if (state->stream != nullptr)
         (void)cudaStreamSynchronize(state->stream);
-    release_device_buffer(&state->data);
-    release_device_buffer(&state->values[0]);
-    release_device_buffer(&state->values[1]);
-    release_device_buffer(&state->keys[0]);
-    release_device_buffer(&state->keys[1]);
-    release_device_buffer(&state->cub_temp);
-    release_device_buffer(&state->partials);
-    release_device_buffer(&state->gather);
-    release_device_buffer(&state->small);
+    DeviceBuffer *buffers[] = {&state->data,     &state->candidates[0], &state->candidates[1], &state->segments,
+                               &state->keys[0],  &state->keys[1],       &state->cub_temp,      &state->partials,
+                               &state->gather,   &state->control};
+    for (DeviceBuffer *buffer : buffers)
+        release_device_buffer(buffer);
     if (state->h_pinned != nullptr)
         (void)cudaFreeHost(state->h_pinned);
+    for (cudaEvent_t event : state->events)
+        if (event != nullptr)
+            (void)cudaEventDestroy(event);
     if (state->stream != nullptr)
         (void)cudaStreamDestroy(state->stream);
     /* At process exit the runtime may already be unloading; nothing to report. */
@@ -167,9 +166,11 @@ statgpu_cuda_status state_create(int device, statgpu_cuda_state **out_state,
     state->device = device;
     state->multiprocessor_count = properties.multiProcessorCount;
 
-    /* Non-blocking: the module's work does not wait for, or hold up, work that
-     * other code in the process puts on the legacy default stream. */
-    error = cudaStreamCreateWithFlags(&state->stream, cudaStreamNonBlocking);
+    /* A blocking stream: it waits for work that other code of the process
+     * (PyTorch, CuPy) queued on the legacy default stream of the same
+     * context, so device data that such work just produced are complete
+     * before a pass reads them. */
+    error = cudaStreamCreateWithFlags(&state->stream, cudaStreamDefault);
     if (error != cudaSuccess) {
         state->stream = nullptr;
         destroy_state(state);
@@ -204,12 +205,12 @@ statgpu_cuda_status state_create(int device, statgpu_cuda_state **out_state,
     return STATGPU_CUDA_OK;
 }
 
-statgpu_cuda_status select_ranks_host_entry(statgpu_cuda_state *state, const double *h_data,
-                                            size_t data_count, const size_t *ranks, size_t rank_count,
-                                            double *results, char *msg, size_t msg_bytes)
+statgpu_cuda_status select_ranks_entry(statgpu_cuda_state *state, const statgpu_cuda_array *array,
+                                       const size_t *ranks, size_t rank_count, int method, double *results,
+                                       statgpu_cuda_timing *timing, char *msg, size_t msg_bytes)
 {
     try {
-        return select_ranks_host(state, h_data, data_count, ranks, rank_count, results, msg, msg_bytes);
+        return select_ranks(state, array, ranks, rank_count, method, results, timing, msg, msg_bytes);
     } catch (...) {  /* nothing may unwind into the engine's C code */
         write_message(msg, msg_bytes, "GPU selection: unexpected failure");
         return STATGPU_CUDA_ERROR;
@@ -220,7 +221,7 @@ const statgpu_cuda_module_i module_table = {
     STATGPU_CUDA_MODULE_API_VERSION,
     state_create,
     destroy_state,
-    select_ranks_host_entry,
+    select_ranks_entry,
 };
 
 } /* namespace */

@@ -123,26 +123,12 @@ statgpu_cuda_status sg_cuda_select(statgpu_context *context, const statgpu_vecto
                                    char *message, size_t message_bytes)
 {
     const statgpu_cuda_module_i *module = sg_cuda_module(NULL);
-    if (data->memory != STATGPU_MEMORY_HOST) {
-        snprintf(message, message_bytes, "this CUDA module takes host data only");
-        return STATGPU_CUDA_INVALID_ARGUMENT;
-    }
-    if (data->dtype == STATGPU_DTYPE_FLOAT64)
-        return module->select_ranks_host(context->cuda_state, data->data, data->count, ranks, rank_count,
-                                         results, message, message_bytes);
-
-    /* Floats widen to doubles exactly, so their order statistics are those of
-     * the widened copy. */
-    double *widened = malloc(data->count * sizeof *widened);
-    if (widened == NULL) {
-        snprintf(message, message_bytes, "no host memory to widen %zu floats", data->count);
-        return STATGPU_CUDA_OUT_OF_MEMORY;
-    }
-    const float *floats = data->data;
-    for (size_t i = 0; i < data->count; ++i)
-        widened[i] = floats[i];
-    statgpu_cuda_status status = module->select_ranks_host(context->cuda_state, widened, data->count, ranks,
-                                                           rank_count, results, message, message_bytes);
-    free(widened);
+    statgpu_cuda_array array = { data->data, data->count, (int)data->dtype, (int)data->memory };
+    statgpu_cuda_timing timing = { 0.0, 0.0 };
+    statgpu_cuda_status status = module->select_ranks(context->cuda_state, &array, ranks, rank_count,
+                                                      (int)context->params.select_method, results, &timing,
+                                                      message, message_bytes);
+    context->last_transfer_seconds = timing.transfer_seconds;
+    context->last_compute_seconds = timing.compute_seconds;
     return status;
 }

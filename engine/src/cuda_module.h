@@ -5,7 +5,8 @@
  * The module exports one symbol, statgpu_cuda_module_init, which returns a
  * table of function pointers when the engine's API version matches its own and
  * NULL otherwise. The engine treats a missing module, a missing symbol, a NULL
- * table or any failure status as "CUDA not available" and runs on the CPU.
+ * table or any failure status as "CUDA not available" and runs host data on
+ * the CPU.
  *
  * Every function is C ABI, never throws, never aborts, never prints, and
  * reports CUDA and CUB failures as a status plus a message in msg
@@ -22,7 +23,7 @@ extern "C" {
 #endif
 
 /* Raised whenever the table below changes shape or meaning. */
-#define STATGPU_CUDA_MODULE_API_VERSION 1u
+#define STATGPU_CUDA_MODULE_API_VERSION 2u
 
 #define STATGPU_CUDA_MODULE_INIT_SYMBOL "statgpu_cuda_module_init"
 
@@ -35,6 +36,14 @@ typedef enum statgpu_cuda_status {
     STATGPU_CUDA_INVALID_ARGUMENT = 5   /* a broken precondition */
 } statgpu_cuda_status;
 
+/* Values match statgpu_dtype, statgpu_memory and statgpu_select_method. */
+enum {
+    STATGPU_CUDA_FLOAT64 = 0, STATGPU_CUDA_FLOAT32 = 1,
+    STATGPU_CUDA_HOST_MEMORY = 0, STATGPU_CUDA_DEVICE_MEMORY = 1,
+    STATGPU_CUDA_SELECT_AUTO = 0, STATGPU_CUDA_SELECT_CUTTING_PLANE = 1,
+    STATGPU_CUDA_SELECT_RADIX = 2, STATGPU_CUDA_SELECT_SORT = 3
+};
+
 typedef struct statgpu_cuda_device_info {
     char name[128];
     int  runtime_version;  /* cudaRuntimeGetVersion */
@@ -43,8 +52,22 @@ typedef struct statgpu_cuda_device_info {
     size_t global_memory_bytes;
 } statgpu_cuda_device_info;
 
+/* Where the time of the last call went, measured with CUDA events. */
+typedef struct statgpu_cuda_timing {
+    double transfer_seconds;  /* host-to-device copy of host data; 0 for device data */
+    double compute_seconds;   /* everything on the device after the data are there */
+} statgpu_cuda_timing;
+
 /* Per-context device state (stream, workspace): opaque to the engine. */
 typedef struct statgpu_cuda_state statgpu_cuda_state;
+
+/* One array to select from. */
+typedef struct statgpu_cuda_array {
+    const void *data;    /* host pointer or a pointer into the state's device memory */
+    size_t      count;   /* >= 1 */
+    int         dtype;   /* STATGPU_CUDA_FLOAT64 or _FLOAT32 */
+    int         memory;  /* STATGPU_CUDA_HOST_MEMORY or _DEVICE_MEMORY */
+} statgpu_cuda_array;
 
 typedef struct statgpu_cuda_module_i {
     uint32_t api_version;  /* STATGPU_CUDA_MODULE_API_VERSION */
@@ -56,15 +79,16 @@ typedef struct statgpu_cuda_module_i {
     /* Frees everything; NULL is a no-op. */
     void (*state_destroy)(statgpu_cuda_state *state);
 
-    /* Exact order statistics of host data: results[j] is the ranks[j]-th
-     * smallest (1-based) of h_data[0 .. data_count-1] in the total order of
-     * statgpu.h. ranks are sorted ascending, 1 <= ranks[j] <= data_count,
-     * rank_count >= 1. The data must not be modified. */
-    statgpu_cuda_status (*select_ranks_host)(statgpu_cuda_state *state,
-                                             const double *h_data, size_t data_count,
-                                             const size_t *ranks, size_t rank_count,
-                                             double *results,
-                                             char *msg, size_t msg_bytes);
+    /* Exact order statistics: results[j] is the ranks[j]-th smallest
+     * (1-based) of the array in IEEE total order (-0.0 before +0.0), floats
+     * widened exactly to double. ranks are ascending and distinct,
+     * 1 <= ranks[j] <= count, rank_count >= 1. NaN anywhere gives
+     * STATGPU_CUDA_NAN_IN_DATA. The data are not modified. method is one of
+     * STATGPU_CUDA_SELECT_*; AUTO lets the module choose. timing may be NULL. */
+    statgpu_cuda_status (*select_ranks)(statgpu_cuda_state *state, const statgpu_cuda_array *array,
+                                        const size_t *ranks, size_t rank_count, int method,
+                                        double *results, statgpu_cuda_timing *timing,
+                                        char *msg, size_t msg_bytes);
 } statgpu_cuda_module_i;
 
 typedef const statgpu_cuda_module_i *(*statgpu_cuda_module_init_fn)(uint32_t engine_api_version);
