@@ -177,7 +177,10 @@ typedef enum statgpu_memory {
 
 /* A read-only array of numbers, described, not owned. Data in device memory
  * are computed on that device only: where the context cannot run CUDA, such a
- * call fails with STATGPU_ERROR_BACKEND instead of falling back. */
+ * call fails with STATGPU_ERROR_BACKEND instead of falling back. The engine
+ * reads device data after work queued on the legacy default stream (as
+ * PyTorch and CuPy use by default) has finished; data produced on another
+ * stream must be synchronised by the caller first. */
 typedef struct statgpu_vector {
     const void    *data;   /* count elements of dtype */
     size_t         count;
