@@ -387,24 +387,7 @@ bool CuttingPlane::copy_and_sort(const std::vector<Interval> &intervals, uint64_
     const uint64_t key_lo = floats ? total_order_key(static_cast<float>(lo)) : total_order_key(lo);
     const uint64_t key_hi = floats ? total_order_key(static_cast<float>(hi)) : total_order_key(hi);
     const int end_bit = std::max(1, bit_length(key_lo ^ key_hi));
-    size_t temp_bytes = 0;
-    const unsigned long long items = expected;
-    cudaError_t error = floats
-        ? cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, static_cast<const uint32_t *>(state->keys[0].d_ptr),
-                                         static_cast<uint32_t *>(state->keys[1].d_ptr), items, 0, end_bit, stream)
-        : cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, static_cast<const uint64_t *>(state->keys[0].d_ptr),
-                                         static_cast<uint64_t *>(state->keys[1].d_ptr), items, 0, end_bit, stream);
-    if (!call_.check(error, "sizing the radix sort") ||
-        !call_.ensure(&state->cub_temp, temp_bytes, "allocating the radix sort's workspace"))
-        return false;
-    error = floats
-        ? cub::DeviceRadixSort::SortKeys(state->cub_temp.d_ptr, temp_bytes,
-                                         static_cast<const uint32_t *>(state->keys[0].d_ptr),
-                                         static_cast<uint32_t *>(state->keys[1].d_ptr), items, 0, end_bit, stream)
-        : cub::DeviceRadixSort::SortKeys(state->cub_temp.d_ptr, temp_bytes,
-                                         static_cast<const uint64_t *>(state->keys[0].d_ptr),
-                                         static_cast<uint64_t *>(state->keys[1].d_ptr), items, 0, end_bit, stream);
-    if (!call_.check(error, "radix sorting the copied keys"))
+    if (!sort_keys(call_, expected, floats, end_bit))
         return false;
     values->assign(positions.size(), 0.0);
     return gather_sorted(call_, state->keys[1].d_ptr, floats ? 32u : 64u, positions, values->data());

@@ -151,6 +151,29 @@ int stream_grid(const statgpu_cuda_state *state, uint64_t count)
 
 } /* namespace */
 
+bool sort_keys(Call &call, unsigned long long items, bool floats, int end_bit)
+{
+    statgpu_cuda_state *state = call.state();
+    cudaStream_t stream = call.stream();
+    size_t temp_bytes = 0;
+    cudaError_t error = floats
+        ? cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, static_cast<const uint32_t *>(state->keys[0].d_ptr),
+                                         static_cast<uint32_t *>(state->keys[1].d_ptr), items, 0, end_bit, stream)
+        : cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, static_cast<const uint64_t *>(state->keys[0].d_ptr),
+                                         static_cast<uint64_t *>(state->keys[1].d_ptr), items, 0, end_bit, stream);
+    if (!call.check(error, "sizing the radix sort") ||
+        !call.ensure(&state->cub_temp, temp_bytes, "allocating the radix sort's workspace"))
+        return false;
+    error = floats
+        ? cub::DeviceRadixSort::SortKeys(state->cub_temp.d_ptr, temp_bytes,
+                                         static_cast<const uint32_t *>(state->keys[0].d_ptr),
+                                         static_cast<uint32_t *>(state->keys[1].d_ptr), items, 0, end_bit, stream)
+        : cub::DeviceRadixSort::SortKeys(state->cub_temp.d_ptr, temp_bytes,
+                                         static_cast<const uint64_t *>(state->keys[0].d_ptr),
+                                         static_cast<uint64_t *>(state->keys[1].d_ptr), items, 0, end_bit, stream);
+    return call.check(error, "radix sorting the keys");
+}
+
 bool gather_sorted(Call &call, const void *d_sorted, uint32_t key_bits, const std::vector<uint64_t> &positions,
                    double *values)
 {
@@ -242,25 +265,8 @@ bool select_sort(Call &call, const void *d_data, int dtype, uint64_t count, cons
                                                              static_cast<uint64_t *>(state->keys[0].d_ptr), d_nan);
     if (!call.check(cudaGetLastError(), "launching the key conversion"))
         return false;
-    const unsigned long long items = count;
     const int end_bit = floats ? 32 : 64;
-    size_t temp_bytes = 0;
-    cudaError_t error = floats
-        ? cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, static_cast<const uint32_t *>(state->keys[0].d_ptr),
-                                         static_cast<uint32_t *>(state->keys[1].d_ptr), items, 0, end_bit, stream)
-        : cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, static_cast<const uint64_t *>(state->keys[0].d_ptr),
-                                         static_cast<uint64_t *>(state->keys[1].d_ptr), items, 0, end_bit, stream);
-    if (!call.check(error, "sizing the radix sort") ||
-        !call.ensure(&state->cub_temp, temp_bytes, "allocating the radix sort's workspace"))
-        return false;
-    error = floats
-        ? cub::DeviceRadixSort::SortKeys(state->cub_temp.d_ptr, temp_bytes,
-                                         static_cast<const uint32_t *>(state->keys[0].d_ptr),
-                                         static_cast<uint32_t *>(state->keys[1].d_ptr), items, 0, end_bit, stream)
-        : cub::DeviceRadixSort::SortKeys(state->cub_temp.d_ptr, temp_bytes,
-                                         static_cast<const uint64_t *>(state->keys[0].d_ptr),
-                                         static_cast<uint64_t *>(state->keys[1].d_ptr), items, 0, end_bit, stream);
-    if (!call.check(error, "radix sorting the keys") ||
+    if (!sort_keys(call, count, floats, end_bit) ||
         !call.check(cudaMemcpyAsync(h_nan, d_nan, sizeof *h_nan, cudaMemcpyDeviceToHost, stream),
                     "copying the NaN count from the GPU"))
         return false;

@@ -75,6 +75,11 @@ bool select_radix(Call &call, const void *d_data, int dtype, uint64_t count,
 bool select_cutting_plane(Call &call, const void *d_data, int dtype, uint64_t count,
                           const std::vector<uint64_t> &ranks, double *values);
 
+/* Shared by the drivers: sorts the first items keys of state->keys[0] (32-bit
+ * when floats, else 64-bit) into state->keys[1] on bits [0, end_bit), with the
+ * state's CUB workspace (asked for, grown, then used). */
+bool sort_keys(Call &call, unsigned long long items, bool floats, int end_bit);
+
 /* Shared by the drivers: values[i] = the key at d_sorted[positions[i]],
  * widened to double (key_bits 64 or 32). */
 bool gather_sorted(Call &call, const void *d_sorted, uint32_t key_bits,
