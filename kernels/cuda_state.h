@@ -85,6 +85,25 @@ statgpu_cuda_status select_ranks(statgpu_cuda_state *state, const statgpu_cuda_a
                                  double *results, statgpu_cuda_timing *timing,
                                  char *msg, size_t msg_bytes);
 
+/* The module's k-means entries (kmeans.cu; see cuda_module.h). */
+statgpu_cuda_status kmeans_begin(statgpu_cuda_state *state, const double *data, size_t n_obs, size_t n_vars,
+                                 size_t ld, size_t k, statgpu_cuda_kmeans_session **out_session,
+                                 statgpu_cuda_timing *timing, char *msg, size_t msg_bytes);
+statgpu_cuda_status kmeans_lloyd(statgpu_cuda_kmeans_session *session, size_t max_iterations,
+                                 double absolute_tolerance, statgpu_cuda_cancel_fn cancelled,
+                                 void *cancel_user_data, statgpu_cuda_kmeans_run *run,
+                                 statgpu_cuda_timing *timing, char *msg, size_t msg_bytes);
+void kmeans_end(statgpu_cuda_kmeans_session *session);
+
+/* The module's least trimmed squares entries (lts.cu; see cuda_module.h). */
+statgpu_cuda_status lts_begin(statgpu_cuda_state *state, const double *x, size_t n, size_t p, size_t ld,
+                              const double *y, statgpu_cuda_lts_session **out_session,
+                              statgpu_cuda_timing *timing, char *msg, size_t msg_bytes);
+statgpu_cuda_status lts_csteps(statgpu_cuda_lts_session *session, size_t h, const double *coef, size_t m,
+                               double *kth, double *objective, double *gram, double *xty,
+                               statgpu_cuda_timing *timing, char *msg, size_t msg_bytes);
+void lts_end(statgpu_cuda_lts_session *session);
+
 } /* namespace statgpu_cuda */
 
 #endif /* STATGPU_KERNELS_CUDA_STATE_H */

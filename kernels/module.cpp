@@ -217,11 +217,70 @@ statgpu_cuda_status select_ranks_entry(statgpu_cuda_state *state, const statgpu_
     }
 }
 
+/* Every entry below catches what the C++ inside may throw (std::bad_alloc
+ * from host containers): nothing may unwind into the engine's C code. */
+statgpu_cuda_status kmeans_begin_entry(statgpu_cuda_state *state, const double *data, size_t n_obs,
+                                       size_t n_vars, size_t ld, size_t k,
+                                       statgpu_cuda_kmeans_session **out_session, statgpu_cuda_timing *timing,
+                                       char *msg, size_t msg_bytes)
+{
+    try {
+        return kmeans_begin(state, data, n_obs, n_vars, ld, k, out_session, timing, msg, msg_bytes);
+    } catch (...) {
+        write_message(msg, msg_bytes, "GPU k-means: unexpected failure");
+        return STATGPU_CUDA_ERROR;
+    }
+}
+
+statgpu_cuda_status kmeans_lloyd_entry(statgpu_cuda_kmeans_session *session, size_t max_iterations,
+                                       double absolute_tolerance, statgpu_cuda_cancel_fn cancelled,
+                                       void *cancel_user_data, statgpu_cuda_kmeans_run *run,
+                                       statgpu_cuda_timing *timing, char *msg, size_t msg_bytes)
+{
+    try {
+        return kmeans_lloyd(session, max_iterations, absolute_tolerance, cancelled, cancel_user_data, run,
+                            timing, msg, msg_bytes);
+    } catch (...) {
+        write_message(msg, msg_bytes, "GPU k-means: unexpected failure");
+        return STATGPU_CUDA_ERROR;
+    }
+}
+
+statgpu_cuda_status lts_begin_entry(statgpu_cuda_state *state, const double *x, size_t n, size_t p, size_t ld,
+                                    const double *y, statgpu_cuda_lts_session **out_session,
+                                    statgpu_cuda_timing *timing, char *msg, size_t msg_bytes)
+{
+    try {
+        return lts_begin(state, x, n, p, ld, y, out_session, timing, msg, msg_bytes);
+    } catch (...) {
+        write_message(msg, msg_bytes, "GPU least trimmed squares: unexpected failure");
+        return STATGPU_CUDA_ERROR;
+    }
+}
+
+statgpu_cuda_status lts_csteps_entry(statgpu_cuda_lts_session *session, size_t h, const double *coef, size_t m,
+                                     double *kth, double *objective, double *gram, double *xty,
+                                     statgpu_cuda_timing *timing, char *msg, size_t msg_bytes)
+{
+    try {
+        return lts_csteps(session, h, coef, m, kth, objective, gram, xty, timing, msg, msg_bytes);
+    } catch (...) {
+        write_message(msg, msg_bytes, "GPU least trimmed squares: unexpected failure");
+        return STATGPU_CUDA_ERROR;
+    }
+}
+
 const statgpu_cuda_module_i module_table = {
     STATGPU_CUDA_MODULE_API_VERSION,
     state_create,
     destroy_state,
     select_ranks_entry,
+    kmeans_begin_entry,
+    kmeans_lloyd_entry,
+    kmeans_end,
+    lts_begin_entry,
+    lts_csteps_entry,
+    lts_end,
 };
 
 } /* namespace */

@@ -1,14 +1,15 @@
 /*
- * test_kmeans.c: k-means against a brute-force Lloyd written here from the
+ * test_kmeans.c: k-means against a brute-force Lloyd (test_kmeans_lloyd.h) from the
  * definitions (same labels, centroids, iterations), the invariants (inertia is
  * the recomputed sum of squared distances, it never rises from one iteration
  * to the next), reproducibility (same seed, any thread count: same bits),
  * empty clusters, k-means++ and k-means|| on data with exactly k distinct
  * rows, progress and cancellation, and every bad input's status.
  *
- * With STATGPU_TEST_BACKEND=cuda the context asks for CUDA: k-means has no
- * CUDA kernel yet, so every call must then report that it ran on the CPU, and
- * say why in the backend report's note.
+ * With STATGPU_TEST_BACKEND=cuda the context asks for CUDA: every call must
+ * then run on the GPU where CUDA is usable, and elsewhere on the CPU with the
+ * backend report's note saying why. (tests/test_kmeans_cuda.c compares the
+ * two backends.)
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,21 +22,28 @@
 
 #include "statgpu.h"
 #include "test_support.h"
+#include "test_kmeans_lloyd.h"
 
 static statgpu_context *g_context;
 static statgpu_backend  g_backend;
 
-#define CUDA_NOTE "k-means has no CUDA kernel yet"
+#define CPU_NOTE "ran on the CPU"
 
-/* Every successful call ran on the CPU, and a context that asked for CUDA
- * was told why. */
-static void assert_ran_on_cpu(statgpu_context *context)
+/* Every successful call ran on the backend asked for: a context that asked
+ * for CUDA ran on the GPU where CUDA is usable, else on the CPU and was told
+ * why; any other context ran on the CPU (these problems are below AUTO's GPU
+ * threshold). */
+static void assert_ran_as_asked(statgpu_context *context)
 {
     statgpu_backend_report report;
     assert_int_equal(statgpu_context_backend_report(context, &report), STATGPU_OK);
-    if (report.last_used != STATGPU_BACKEND_CPU)
-        fail_msg("k-means ran on %s, not the CPU", statgpu_backend_name(report.last_used));
-    if (report.requested == STATGPU_BACKEND_CUDA && strstr(report.note, CUDA_NOTE) == NULL)
+    statgpu_backend expected = report.requested == STATGPU_BACKEND_CUDA && report.cuda_available
+                                   ? STATGPU_BACKEND_CUDA : STATGPU_BACKEND_CPU;
+    if (report.last_used != expected)
+        fail_msg("k-means ran on %s, not %s: %s", statgpu_backend_name(report.last_used),
+                 statgpu_backend_name(expected), report.note);
+    if (report.requested == STATGPU_BACKEND_CUDA && expected == STATGPU_BACKEND_CPU
+        && strstr(report.note, CPU_NOTE) == NULL)
         fail_msg("CUDA was asked for, and the note does not say k-means ran on the CPU: \"%s\"", report.note);
 }
 
@@ -60,7 +68,7 @@ static statgpu_kmeans_result *fit(statgpu_context *context, const double *data, 
         fail_msg("statgpu_kmeans n=%zu d=%zu k=%zu: %s (%s)", n, d, k, statgpu_status_string(status),
                  statgpu_context_last_error(context));
     assert_non_null(result);
-    assert_ran_on_cpu(context);
+    assert_ran_as_asked(context);
     return result;
 }
 
@@ -89,131 +97,19 @@ static double *make_blobs(size_t n, size_t d, size_t ld, size_t blobs, double se
 
 /* ----------------------------------------------- brute-force Lloyd */
 
-/* Lloyd's algorithm written from the definitions in statgpu.h, as plainly as
- * possible: row-major copies, one loop per step, scikit-learn's stopping
- * rule, the documented re-seeding of empty clusters. */
-typedef struct reference_fit {
-    double *centroids;  /* k x d row-major */
-    int    *labels;
-    size_t *sizes;
-    double  inertia;
-    size_t  iterations;
-    int     converged;
-    size_t  reseeds;
-} reference_fit;
-
-static double reference_distance(const double *a, const double *b, size_t d)
-{
-    double sum = 0.0;
-    for (size_t v = 0; v < d; ++v)
-        sum += (a[v] - b[v]) * (a[v] - b[v]);
-    return sum;
-}
-
-static void reference_assign(const double *x, size_t n, size_t d, const double *centres, size_t k, int *labels)
-{
-    for (size_t i = 0; i < n; ++i) {
-        double best = INFINITY;
-        for (size_t j = 0; j < k; ++j) {
-            double distance = reference_distance(x + i * d, centres + j * d, d);
-            if (distance < best) {
-                best = distance;
-                labels[i] = (int)j;
-            }
-        }
-    }
-}
-
-static reference_fit reference_lloyd(const double *data, size_t n, size_t d, size_t ld, size_t k,
-                                     const double *initial /* k x d column-major, ld k */, size_t max_iterations,
-                                     double tolerance)
+/* The brute force of test_kmeans_lloyd.h on data with leading dimension ld
+ * (copied to ld = n); its centroids are k x d column-major, ld k. */
+static reference_fit reference_lloyd_ld(const double *data, size_t n, size_t d, size_t ld, size_t k,
+                                        const double *initial /* k x d column-major, ld k */,
+                                        size_t max_iterations, double tolerance)
 {
     double *x = malloc(n * d * sizeof *x);
     for (size_t i = 0; i < n; ++i)
         for (size_t v = 0; v < d; ++v)
-            x[i * d + v] = data[i + ld * v];
-    double variance_sum = 0.0;
-    for (size_t v = 0; v < d; ++v) {
-        double mean = 0.0, squares = 0.0;
-        for (size_t i = 0; i < n; ++i)
-            mean += x[i * d + v];
-        mean /= (double)n;
-        for (size_t i = 0; i < n; ++i)
-            squares += (x[i * d + v] - mean) * (x[i * d + v] - mean);
-        variance_sum += squares / (double)n;
-    }
-    double absolute_tolerance = tolerance * variance_sum / (double)d;
-
-    reference_fit out = { malloc(k * d * sizeof(double)), malloc(n * sizeof(int)), calloc(k, sizeof(size_t)),
-                          0.0, 0, 0, 0 };
-    double *centres = out.centroids, *fresh = malloc(k * d * sizeof *fresh);
-    for (size_t j = 0; j < k; ++j)
-        for (size_t v = 0; v < d; ++v)
-            centres[j * d + v] = initial[j + k * v];
-    int *labels = out.labels, *previous = malloc(n * sizeof *previous);
-    double *distance = malloc(n * sizeof *distance);
-    for (size_t i = 0; i < n; ++i)
-        previous[i] = -1;
-    int settled = 0;
-    while (out.iterations < max_iterations) {
-        reference_assign(x, n, d, centres, k, labels);
-        ++out.iterations;
-        size_t *sizes = out.sizes;
-        memset(sizes, 0, k * sizeof *sizes);
-        for (size_t i = 0; i < n; ++i)
-            sizes[labels[i]]++;
-        for (size_t i = 0; i < n; ++i)
-            distance[i] = reference_distance(x + i * d, centres + labels[i] * d, d);
-        for (size_t empty = 0; empty < k; ++empty) {
-            if (sizes[empty] > 0)
-                continue;
-            size_t far = n;
-            for (size_t i = 0; i < n; ++i)
-                if (sizes[labels[i]] >= 2 && distance[i] > 0.0 && (far == n || distance[i] > distance[far]))
-                    far = i;
-            assert_true(far < n);
-            sizes[labels[far]]--;
-            labels[far] = (int)empty;
-            sizes[empty] = 1;
-            distance[far] = -1.0;
-            out.reseeds++;
-        }
-        double shift = 0.0;
-        for (size_t j = 0; j < k; ++j)
-            for (size_t v = 0; v < d; ++v) {
-                double sum = 0.0;
-                for (size_t i = 0; i < n; ++i)
-                    if (labels[i] == (int)j)
-                        sum += x[i * d + v];
-                fresh[j * d + v] = sum / (double)sizes[j];
-                shift += (fresh[j * d + v] - centres[j * d + v]) * (fresh[j * d + v] - centres[j * d + v]);
-            }
-        memcpy(centres, fresh, k * d * sizeof *fresh);
-        if (memcmp(labels, previous, n * sizeof *labels) == 0) {
-            settled = 1;
-            out.converged = 1;
-            break;
-        }
-        if (shift <= absolute_tolerance) {
-            out.converged = 1;
-            break;
-        }
-        memcpy(previous, labels, n * sizeof *labels);
-    }
-    if (!settled)
-        reference_assign(x, n, d, centres, k, labels);
-    memset(out.sizes, 0, k * sizeof *out.sizes);
-    for (size_t i = 0; i < n; ++i) {
-        out.sizes[labels[i]]++;
-        out.inertia += reference_distance(x + i * d, centres + labels[i] * d, d);
-    }
-    free(x), free(fresh), free(previous), free(distance);
+            x[i + n * v] = data[i + ld * v];
+    reference_fit out = reference_lloyd(x, n, d, k, initial, max_iterations, tolerance);
+    free(x);
     return out;
-}
-
-static void reference_free(reference_fit *fit_)
-{
-    free(fit_->centroids), free(fit_->labels), free(fit_->sizes);
 }
 
 /* Compares a result with the brute force, to the tolerance of the brief:
@@ -231,9 +127,9 @@ static void assert_matches_reference(const statgpu_kmeans_result *result, const 
             fail_msg("%s: cluster %zu has %zu observations, the brute force %zu", what, j,
                      result->cluster_sizes[j], expected->sizes[j]);
         for (size_t v = 0; v < d; ++v)
-            if (!within_relative(result->centroids[j + k * v], expected->centroids[j * d + v], 1e-12))
+            if (!within_relative(result->centroids[j + k * v], expected->centroids[j + k * v], 1e-12))
                 fail_msg("%s: centroid %zu variable %zu is %.17g, the brute force %.17g", what, j, v,
-                         result->centroids[j + k * v], expected->centroids[j * d + v]);
+                         result->centroids[j + k * v], expected->centroids[j + k * v]);
     }
     if (result->iterations != expected->iterations || result->converged != expected->converged)
         fail_msg("%s: %zu iterations (converged %d), the brute force %zu (converged %d)", what, result->iterations,
@@ -288,8 +184,8 @@ static void test_matches_brute_force_lloyd(void **state)
         params.initial_centroids = initial;
         params.tolerance = trial % 2 ? 1e-4 : 0.0;
         params.max_iterations = trial % 5 == 4 ? 3 : 300;
-        reference_fit expected = reference_lloyd(data, n, d, ld, k, initial, params.max_iterations,
-                                                 params.tolerance);
+        reference_fit expected = reference_lloyd_ld(data, n, d, ld, k, initial, params.max_iterations,
+                                                    params.tolerance);
         statgpu_kmeans_result *result = fit(g_context, data, n, d, ld, k, &params);
         char what[128];
         snprintf(what, sizeof what, "case %d (n=%zu d=%zu k=%zu tol=%g max_it=%zu)", trial, n, d, k,
@@ -708,11 +604,16 @@ static void test_backend_report_says_cpu(void **state)
         assert_int_equal(statgpu_kmeans(context, data, 4, 1, 4, 2, NULL, &result), STATGPU_OK);
         statgpu_backend_report report;
         assert_int_equal(statgpu_context_backend_report(context, &report), STATGPU_OK);
-        assert_int_equal(report.last_used, STATGPU_BACKEND_CPU);
-        if (asked[a] == STATGPU_BACKEND_CUDA)
-            assert_non_null(strstr(report.note, CUDA_NOTE));
+        if (asked[a] == STATGPU_BACKEND_CUDA && report.cuda_available) {
+            assert_int_equal(report.last_used, STATGPU_BACKEND_CUDA);
+            assert_string_equal(report.note, "");
+        } else {
+            assert_int_equal(report.last_used, STATGPU_BACKEND_CPU);  /* AUTO: far below the GPU threshold */
+        }
+        if (asked[a] == STATGPU_BACKEND_CUDA && !report.cuda_available)
+            assert_non_null(strstr(report.note, CPU_NOTE));
         if (asked[a] == STATGPU_BACKEND_CPU)
-            assert_null(strstr(report.note, CUDA_NOTE));
+            assert_null(strstr(report.note, CPU_NOTE));
         char text[512];
         assert_int_equal(statgpu_backend_describe(&report, text, sizeof text), STATGPU_OK);
         print_message("asked for %s: %s\n", statgpu_backend_name(asked[a]), text);

@@ -30,6 +30,7 @@
 
 #include "statgpu.h"
 #include "test_support.h"
+#include "test_reference_csv.h"
 
 #define RELATIVE_TOLERANCE_R       1e-10
 #define RELATIVE_TOLERANCE_SKLEARN 1e-9
@@ -45,12 +46,7 @@ typedef struct dataset {
 
 static FILE *open_reference(const char *name)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", g_reference_dir, name);
-    FILE *file = fopen(path, "r");
-    if (file == NULL)
-        fail_msg("cannot open %s", path);
-    return file;
+    return test_open_reference(g_reference_dir, name);
 }
 
 /* A CSV of numbers with one header line. */
@@ -58,27 +54,9 @@ static dataset read_dataset(const char *name)
 {
     char file_name[256];
     snprintf(file_name, sizeof file_name, "%s.csv", name);
-    FILE *file = open_reference(file_name);
-    char *line = malloc(LINE_BYTES);
-    size_t capacity = 1024, count = 0, d = 0;
-    double *values = malloc(capacity * sizeof *values);  /* row-major */
-    assert_non_null(fgets(line, LINE_BYTES, file));
-    for (char *c = line; *c; ++c)
-        d += *c == ',';
-    ++d;
-    while (fgets(line, LINE_BYTES, file)) {
-        char *cursor = line;
-        for (size_t v = 0; v < d; ++v) {
-            if (count == capacity)
-                values = realloc(values, (capacity *= 2) * sizeof *values);
-            values[count++] = strtod(cursor, &cursor);
-            if (*cursor == ',')
-                ++cursor;
-        }
-    }
-    fclose(file);
-    free(line);
-    dataset set = { malloc(count * sizeof(double)), count / d, d };
+    size_t n, d;
+    double *values = test_read_numeric_csv(g_reference_dir, file_name, &n, &d);  /* row-major */
+    dataset set = { malloc(n * d * sizeof(double)), n, d };
     for (size_t i = 0; i < set.n; ++i)
         for (size_t v = 0; v < d; ++v)
             set.data[i + set.n * v] = values[i * d + v];
@@ -96,20 +74,6 @@ static size_t split(char *line, char **fields, size_t capacity)
         field = strchr(field, ',');
         if (field)
             *field++ = '\0';
-    }
-    return count;
-}
-
-static size_t parse_numbers(const char *text, double *out, size_t capacity)
-{
-    size_t count = 0;
-    char *end;
-    while (count < capacity) {
-        double value = strtod(text, &end);
-        if (end == text)
-            break;
-        out[count++] = value;
-        text = end;
     }
     return count;
 }
@@ -140,9 +104,9 @@ static void test_same_as_r_kmeans_lloyd(void **state)
         int r_converged = atoi(fields[5]);
         double r_inertia = strtod(fields[6], NULL);
         double rows[64], *r_centres = malloc(k * set.d * sizeof *r_centres), *labels = malloc(set.n * sizeof(double));
-        assert_int_equal(parse_numbers(fields[7], rows, 64), k);
-        assert_int_equal(parse_numbers(fields[8], r_centres, k * set.d), k * set.d);
-        assert_int_equal(parse_numbers(fields[9], labels, set.n), set.n);
+        assert_int_equal(test_parse_numbers(fields[7], rows, 64), k);
+        assert_int_equal(test_parse_numbers(fields[8], r_centres, k * set.d), k * set.d);
+        assert_int_equal(test_parse_numbers(fields[9], labels, set.n), set.n);
 
         double *initial = malloc(k * set.d * sizeof *initial);
         for (size_t j = 0; j < k; ++j)

@@ -277,8 +277,19 @@ STATGPU_API statgpu_status statgpu_quantiles(statgpu_context *context,
  * depend only on the problem's size, and blocks are added in a fixed order.
  * Up to 1024 rows form one block, summed in row order, as R sums.
  *
- * Backend: k-means runs on the CPU. A context that asks for CUDA gets the
- * CPU's result, and its backend report says so (last_used CPU and a note). */
+ * Backend: the initialisation (k-means++, k-means||) always runs on the CPU;
+ * Lloyd's iterations run on the GPU when the context asks for CUDA, or under
+ * AUTO when n_obs x n_vars x k >= 2^22, and on the CPU otherwise. The GPU
+ * computes in double throughout (distances as sums of fused multiply-adds of
+ * the differences, never the |x|^2 - 2 x.c + |c|^2 expansion) and sums in a
+ * fixed order with no floating-point atomics: the same data, k, params and
+ * context seed give the same bits run after run, on any GPU with at least
+ * 96 KiB of shared memory per block. GPU and CPU results agree to rounding
+ * (centroids and inertia to about 1e-12 relative); labels, and through them
+ * iterations, can differ only where an observation is within rounding of
+ * equally near two centroids. The report's last_transfer_seconds and
+ * last_compute_seconds are the device's (CUDA events). Where CUDA is missing
+ * or fails, the call runs on the CPU and the report's note says why. */
 
 typedef enum statgpu_kmeans_init {
     STATGPU_KMEANS_INIT_AUTO      = 0,  /* k-means++ below 100000 observations, k-means|| from there */
@@ -350,6 +361,157 @@ STATGPU_API statgpu_status statgpu_kmeans(statgpu_context *context,
 
 /* Frees a result and its arrays. NULL is a harmless no-op. */
 STATGPU_API void statgpu_kmeans_result_destroy(statgpu_kmeans_result *result);
+
+/* ===== least trimmed squares regression ==================================== */
+
+/* Robust linear regression by least trimmed squares (LTS): the coefficients
+ * that minimise the sum of the h smallest squared residuals, found by
+ * FAST-LTS (Rousseeuw & Van Driessen 2006), with the outputs of R's
+ * robustbase::ltsReg. Least median of squares (LMS: minimise the h-th
+ * smallest squared residual) is an option.
+ *
+ * The response y has n_obs values; the predictors x are n_obs x n_vars,
+ * column-major with leading dimension ld >= n_obs (row i, predictor v at
+ * x[i + ld*v]). With an intercept the model has p = n_vars + 1
+ * coefficients, intercept first; without, p = n_vars.
+ *
+ * h = floor((n + p + 1) / 2) at alpha = 0.5, and robustbase's
+ * h.alpha.n(alpha, n, p) = floor(2 n2 - n + 2 (n - n2) alpha),
+ * n2 = floor((n + p + 1) / 2), for alpha in (0.5, 1].
+ *
+ * The search: start_count random elemental subsets (p rows each; a singular
+ * one is replaced by another draw) give exact fits; each gets two
+ * concentration steps (C-steps: refit by least squares on the h rows of
+ * smallest squared residual); the best_count best are iterated until the
+ * h-subset no longer changes (the objective stops falling) or max_steps.
+ * The h-subset is found from the h-th smallest squared residual (an order
+ * statistic, not a sort): the rows below it, then rows equal to it in row
+ * order until there are h. Each C-step never raises the objective. Every
+ * elemental subset is a start (result->exhaustive) where ltsReg lists them
+ * all (n <= 500, 50, 22, 17, 15, 14 for p = 1 .. 6) or where they number at
+ * most start_count. On the CPU, from 8000 rows, the starts' two C-steps run
+ * on a random working subsample of 4000 rows, the best_count best are
+ * iterated on one of min(n, 20000) rows and the best two of those on all the rows;
+ * on the CUDA backend every step uses all the rows. The search runs on
+ * standardised data (centred on medians, divided by median absolute
+ * deviations; without an intercept only divided); every output is in the
+ * data's own units.
+ *
+ * The raw fit (LTS) is the least squares fit (Householder QR) of the best
+ * h-subset, as ltsReg refits it; objective is the sum of its h smallest
+ * squared residuals in the data's units (robustbase's crit is the same sum
+ * on the scale its Fortran standardises y to: crit x (mad(y))^2 with R's
+ * mad). The reweighting step is robustbase's: the raw scale is
+ * sqrt(objective / h) times a consistency factor and a small-sample
+ * correction factor (LTScnp2); rows with |residual / raw scale| <=
+ * qnorm(0.9875) get raw weight 1, the rest 0; the reweighted coefficients
+ * are the least squares fit on the raw weight-1 rows, its scale
+ * sqrt(sum w r^2 / (sum w - 1)) times a consistency factor and LTScnp2.rew
+ * (both 1 when every row has weight 1); the final weights are
+ * |residual / scale| <= qnorm(0.9875) for the reweighted fit. The factors
+ * reported are those applied: robustbase applies the raw consistency factor
+ * too but leaves raw.cnp2[1] at 1.
+ *
+ * alpha = 1 is least squares, as in ltsReg: h = n, the raw scale
+ * sqrt(RSS / (n - p)), no small-sample factors.
+ *
+ * LMS: the elemental fits and the C-step fits are scored by the h-th
+ * smallest squared residual and the best kept; the raw coefficients are that
+ * fit itself (no refit), objective is its h-th smallest squared residual,
+ * the raw scale sqrt(objective) / qnorm((n + h) / 2n) x (1 + 5 / (n - p))
+ * (Rousseeuw and Leroy's LMS scale, at h), and the reweighting as for LTS
+ * without the small-sample factor.
+ *
+ * Exact fit: when the raw scale is below 1e-7 times the response's robust
+ * scale (at least h rows lie on one hyperplane) the raw coefficients are
+ * that hyperplane, both scales are 0, the coefficients equal the raw ones,
+ * result->exact_fit is 1 and the weights mark the rows within that tolerance
+ * of it (robustbase's "exact fit" case, whose tolerance is 1e-7 absolute).
+ *
+ * Bad input: NaN in y or x gives STATGPU_ERROR_NAN_IN_DATA (callers drop
+ * rows with missing values first); an infinity, n_obs <= 2 p (ltsReg's
+ * "need more than twice as many observations as variables"), alpha outside
+ * [0.5, 1], no coefficient at all, a predictor constant beside the
+ * intercept, predictors collinear on all rows, or values so far from the
+ * others (beyond 1e100 robust scales) that squares could overflow:
+ * STATGPU_ERROR_INVALID_ARGUMENT with a message that names the problem. A
+ * constant predictor without an intercept is allowed (it acts as one). A
+ * fit on rows whose predictors are dependent (a subset where a dummy
+ * variable is all zero) gives the dependent coefficients 0, where R gives
+ * NA. No output is ever NaN.
+ *
+ * Reproducibility: the same data, params and context seed give the same
+ * bits on the same backend, at any thread count. The CUDA backend computes
+ * residuals and the h-subsets' cross products in double on the GPU; the
+ * small p x p solves run on the CPU. Under STATGPU_BACKEND_AUTO the GPU is
+ * used from 20000 rows; where CUDA cannot run or fails, the CPU does the
+ * work and the backend report's note says why. */
+
+typedef enum statgpu_lts_criterion {
+    STATGPU_LTS_SQUARES = 0,  /* least trimmed squares (default) */
+    STATGPU_LTS_MEDIAN  = 1   /* least median of squares: the h-th smallest squared residual */
+} statgpu_lts_criterion;
+
+typedef struct statgpu_lts_params {
+    size_t                struct_bytes;   /* sizeof(statgpu_lts_params); set by _init */
+    double                alpha;          /* share of rows the fit must explain, [0.5, 1]; default 0.5 */
+    int                   intercept;      /* 1 (default): a column of ones comes first */
+    statgpu_lts_criterion criterion;      /* default STATGPU_LTS_SQUARES */
+    size_t                start_count;    /* random elemental starts, >= 1; default 500 (ltsReg's nsamp) */
+    size_t                best_count;     /* starts iterated to convergence, >= 1; default 10 */
+    size_t                max_steps;      /* C-steps per candidate and stage at most, >= 1; default 100 */
+    uint64_t              seed;           /* mixed with the context's seed; default 0 */
+    /* --- fields are only ever appended --- */
+} statgpu_lts_params;
+
+/* The outcome of statgpu_lts: owned by the caller, freed by
+ * statgpu_lts_result_destroy. Fields are only ever appended. */
+typedef struct statgpu_lts_result {
+    size_t   n_obs, n_vars;
+    size_t   p;                        /* coefficients: n_vars + intercept */
+    int      intercept;
+    statgpu_lts_criterion criterion;
+    size_t   h;                        /* robustbase's quan */
+    double   alpha;
+    double  *raw_coefficients;         /* p, intercept first: robustbase's raw.coefficients */
+    double   raw_scale;                /* raw.scale */
+    double   raw_consistency_factor;   /* the factor applied (robustbase reports raw.cnp2[1] = 1) */
+    double   raw_correction_factor;    /* raw.cnp2[2] */
+    double  *coefficients;             /* p, the reweighted fit: coefficients */
+    double   scale;                    /* scale */
+    double   consistency_factor;       /* cnp2[1] */
+    double   correction_factor;        /* cnp2[2] */
+    double   objective;                /* LTS the sum of the h smallest squared residuals of the raw
+                                          fit, in the data's units (robustbase's crit x mad(y)^2);
+                                          LMS the h-th smallest */
+    int32_t *raw_weights;              /* n_obs 0/1: |raw.resid| <= qnorm(0.9875) */
+    int32_t *weights;                  /* n_obs 0/1: lts.wt, the final outlier flags (0 = outlier) */
+    double  *residuals;                /* n_obs, of the reweighted fit: residuals */
+    size_t  *best_subset;              /* h row numbers, 0-based, ascending: best (1-based in R) */
+    size_t   outlier_count;            /* rows with weight 0 */
+    int      exact_fit;                /* 1 when at least h rows lie on one hyperplane (scales 0) */
+    size_t   starts_evaluated;         /* elemental subsets fitted (singular ones not counted) */
+    size_t   c_steps;                  /* C-steps of the winning start */
+    /* --- appended --- */
+    double  *raw_residuals;            /* n_obs, of the raw fit (robustbase's raw.resid times raw.scale) */
+    int      exhaustive;               /* 1 when every elemental subset was a start */
+} statgpu_lts_result;
+
+/* Fills params with the defaults. Always call it first. */
+STATGPU_API void statgpu_lts_params_init(statgpu_lts_params *params /* out */);
+
+/* LTS (or LMS) regression of y on x. params may be NULL for the defaults. On
+ * success *out_result is a new result (destroy it); on failure it is NULL and
+ * statgpu_context_last_error says why. The progress callback is called
+ * between batches of C-steps; cancelling returns STATGPU_ERROR_CANCELLED. */
+STATGPU_API statgpu_status statgpu_lts(statgpu_context *context,
+                                       const double *y, const double *x,
+                                       size_t n_obs, size_t n_vars, size_t ld,
+                                       const statgpu_lts_params *params,
+                                       statgpu_lts_result **out_result /* out */);
+
+/* Frees a result and its arrays. NULL is a harmless no-op. */
+STATGPU_API void statgpu_lts_result_destroy(statgpu_lts_result *result);
 
 #ifdef __cplusplus
 }

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 /* Raised whenever the table below changes shape or meaning. */
-#define STATGPU_CUDA_MODULE_API_VERSION 2u
+#define STATGPU_CUDA_MODULE_API_VERSION 3u
 
 #define STATGPU_CUDA_MODULE_INIT_SYMBOL "statgpu_cuda_module_init"
 
@@ -33,7 +33,8 @@ typedef enum statgpu_cuda_status {
     STATGPU_CUDA_OUT_OF_MEMORY    = 2,  /* a device allocation failed */
     STATGPU_CUDA_ERROR            = 3,  /* any other CUDA/CUB failure */
     STATGPU_CUDA_NAN_IN_DATA      = 4,  /* the data hold a NaN */
-    STATGPU_CUDA_INVALID_ARGUMENT = 5   /* a broken precondition */
+    STATGPU_CUDA_INVALID_ARGUMENT = 5,  /* a broken precondition */
+    STATGPU_CUDA_CANCELLED        = 6   /* the caller's cancel callback said stop */
 } statgpu_cuda_status;
 
 /* Values match statgpu_dtype, statgpu_memory and statgpu_select_method. */
@@ -69,6 +70,33 @@ typedef struct statgpu_cuda_array {
     int         memory;  /* STATGPU_CUDA_HOST_MEMORY or _DEVICE_MEMORY */
 } statgpu_cuda_array;
 
+/* ----- k-means ----- */
+
+/* The data of one k-means call, resident on the device between runs. */
+typedef struct statgpu_cuda_kmeans_session statgpu_cuda_kmeans_session;
+
+/* One Lloyd run, with the meaning of sg_cpu_kmeans_lloyd's sg_kmeans_run
+ * (engine/src/internal.h): centroids hold the initial centroids on entry and
+ * the final ones on return; every array belongs to the caller. */
+typedef struct statgpu_cuda_kmeans_run {
+    double  *centroids;      /* k x n_vars, column-major, leading dimension k */
+    int32_t *labels;         /* n_obs */
+    size_t  *cluster_sizes;  /* k */
+    double  *within_ss;      /* k */
+    double   inertia;
+    size_t   iterations;
+    int      converged;
+    size_t   reseed_count;
+} statgpu_cuda_kmeans_run;
+
+/* Asked once per iteration; nonzero means stop with STATGPU_CUDA_CANCELLED. */
+typedef int (*statgpu_cuda_cancel_fn)(void *user_data);
+
+/* ----- least trimmed squares ----- */
+
+/* The design matrix and response of one LTS call, resident on the device. */
+typedef struct statgpu_cuda_lts_session statgpu_cuda_lts_session;
+
 typedef struct statgpu_cuda_module_i {
     uint32_t api_version;  /* STATGPU_CUDA_MODULE_API_VERSION */
 
@@ -89,6 +117,43 @@ typedef struct statgpu_cuda_module_i {
                                         const size_t *ranks, size_t rank_count, int method,
                                         double *results, statgpu_cuda_timing *timing,
                                         char *msg, size_t msg_bytes);
+
+    /* k-means. kmeans_begin copies host data (n_obs x n_vars, column-major,
+     * leading dimension ld; finite) to the device for clustering into k
+     * clusters. kmeans_lloyd runs Lloyd's iterations from run->centroids
+     * with the CPU path's rules (sg_cpu_kmeans_lloyd): absolute_tolerance
+     * bounds the sum of squared centroid moves, 0 stops only when no label
+     * changes; a final assignment pass when the run stops on the tolerance
+     * or at max_iterations; empty clusters re-seeded with the farthest
+     * observation of a cluster that keeps another. cancelled may be NULL.
+     * STATGPU_CUDA_INVALID_ARGUMENT when an empty cluster cannot be
+     * re-seeded. kmeans_end frees the session; NULL is a no-op. */
+    statgpu_cuda_status (*kmeans_begin)(statgpu_cuda_state *state, const double *data, size_t n_obs,
+                                        size_t n_vars, size_t ld, size_t k,
+                                        statgpu_cuda_kmeans_session **out_session,
+                                        statgpu_cuda_timing *timing, char *msg, size_t msg_bytes);
+    statgpu_cuda_status (*kmeans_lloyd)(statgpu_cuda_kmeans_session *session, size_t max_iterations,
+                                        double absolute_tolerance, statgpu_cuda_cancel_fn cancelled,
+                                        void *cancel_user_data, statgpu_cuda_kmeans_run *run,
+                                        statgpu_cuda_timing *timing, char *msg, size_t msg_bytes);
+    void (*kmeans_end)(statgpu_cuda_kmeans_session *session);
+
+    /* Least trimmed squares. lts_begin copies the design x (n x p,
+     * column-major, leading dimension ld) and the response y (n) to the
+     * device. lts_csteps evaluates m coefficient vectors at once with the
+     * meaning of sg_cpu_lts_csteps (engine/src/internal.h): for vector j
+     * (coef + p*j) the residuals of all n rows, the h-subset of the h
+     * smallest squared residuals (ties to the lower row index), and
+     * kth[j], objective[j], gram (p x p at gram + p*p*j) and xty (p at
+     * xty + p*j); an output pointer that is NULL is not computed.
+     * lts_end frees the session; NULL is a no-op. */
+    statgpu_cuda_status (*lts_begin)(statgpu_cuda_state *state, const double *x, size_t n, size_t p,
+                                     size_t ld, const double *y, statgpu_cuda_lts_session **out_session,
+                                     statgpu_cuda_timing *timing, char *msg, size_t msg_bytes);
+    statgpu_cuda_status (*lts_csteps)(statgpu_cuda_lts_session *session, size_t h, const double *coef,
+                                      size_t m, double *kth, double *objective, double *gram, double *xty,
+                                      statgpu_cuda_timing *timing, char *msg, size_t msg_bytes);
+    void (*lts_end)(statgpu_cuda_lts_session *session);
 } statgpu_cuda_module_i;
 
 typedef const statgpu_cuda_module_i *(*statgpu_cuda_module_init_fn)(uint32_t engine_api_version);

@@ -62,6 +62,46 @@ statgpu_cuda_status sg_cuda_select(statgpu_context *context, const statgpu_vecto
                                    const size_t *ranks, size_t rank_count, double *results,
                                    char *message, size_t message_bytes);
 
+/* ----- random streams (k-means and LTS) ----- */
+
+static inline uint64_t sg_mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+#define SG_GOLDEN 0x9E3779B97F4A7C15ull
+
+/* splitmix64: a sequential stream, enough for the few draws of an initialisation. */
+typedef struct sg_rng { uint64_t state; } sg_rng;
+
+static inline uint64_t sg_rng_next(sg_rng *rng) { return sg_mix64(rng->state += SG_GOLDEN); }
+
+/* Uniform on 0 .. bound-1, without bias (Lemire's multiply and reject). */
+static inline size_t sg_rng_below(sg_rng *rng, size_t bound)
+{
+    uint64_t n = (uint64_t)bound;
+    unsigned __int128 product = (unsigned __int128)sg_rng_next(rng) * n;
+    uint64_t low = (uint64_t)product;
+    if (low < n) {
+        uint64_t threshold = (0 - n) % n;
+        while (low < threshold) {
+            product = (unsigned __int128)sg_rng_next(rng) * n;
+            low = (uint64_t)product;
+        }
+    }
+    return (size_t)(product >> 64);
+}
+
+/* The seed of independent stream `index` of a call, from the context's and
+ * the call's seeds; `salt` keeps the streams of different methods apart. */
+static inline uint64_t sg_derive_stream(uint64_t context_seed, uint64_t call_seed, uint64_t salt, size_t index)
+{
+    uint64_t base = sg_mix64(context_seed + SG_GOLDEN) ^ sg_mix64(call_seed ^ salt);
+    return sg_mix64(base + ((uint64_t)index + 1) * SG_GOLDEN);
+}
+
 /* ----- CPU order statistics (cpu_select.c) ----- */
 
 /* IEEE total-order keys: a < b as doubles (with -0.0 < +0.0) iff key(a) < key(b). */
@@ -161,5 +201,49 @@ statgpu_status sg_cpu_kmeans_parallel(const sg_kmeans_problem *problem, sg_kmean
 statgpu_status sg_cpu_kmeans_lloyd(const sg_kmeans_problem *problem, sg_kmeans_workspace *workspace,
                                    size_t max_iterations, double absolute_tolerance,
                                    const sg_kmeans_progress *progress, sg_kmeans_run *run);
+
+/* ----- k-means on the CUDA backend (cuda_loader.c; sg_cuda_ensure() must
+ * have succeeded). Timings are added to *timing. ----- */
+
+/* Copies the problem's data to the device for the runs that follow. */
+statgpu_cuda_status sg_cuda_kmeans_begin(statgpu_context *context, const sg_kmeans_problem *problem,
+                                         statgpu_cuda_kmeans_session **session, statgpu_cuda_timing *timing,
+                                         char *message, size_t message_bytes);
+
+/* sg_cpu_kmeans_lloyd's run on the device; the progress callback is asked
+ * once per iteration. */
+statgpu_cuda_status sg_cuda_kmeans_lloyd(statgpu_cuda_kmeans_session *session, size_t max_iterations,
+                                         double absolute_tolerance, const sg_kmeans_progress *progress,
+                                         sg_kmeans_run *run, statgpu_cuda_timing *timing, char *message,
+                                         size_t message_bytes);
+
+/* NULL is a no-op. */
+void sg_cuda_kmeans_end(statgpu_cuda_kmeans_session *session);
+
+/* ----- least trimmed squares (lts.c drives, lts_cpu.c and the CUDA module
+ * evaluate) ----- */
+
+/* The standardised problem the C-steps see: x is n x p column-major with
+ * leading dimension n (the intercept's column of ones first when there is
+ * one), y has n values. */
+typedef struct sg_lts_problem {
+    const double *x, *y;
+    size_t        n, p;
+    int           thread_count;
+} sg_lts_problem;
+
+/* The C-step primitive, the same on both backends: for each of m coefficient
+ * vectors (column j at coef + p*j)
+ *   r_i = y_i - sum_v x[i + n*v] coef[v + p*j]  for every row i,
+ *   H_j = the h rows of smallest r_i^2: those below the h-th smallest, then
+ *         those equal to it in row order until there are h,
+ *   kth[j]       = the h-th smallest r_i^2,
+ *   objective[j] = sum over H_j of r_i^2,
+ *   gram         = X_H^T X_H, p x p, full, at gram + p*p*j,
+ *   xty          = X_H^T y_H, p values at xty + p*j.
+ * An output pointer that is NULL is not computed. 1 <= h <= n.
+ * Returns STATGPU_OK or STATGPU_ERROR_OUT_OF_MEMORY. */
+statgpu_status sg_cpu_lts_csteps(const sg_lts_problem *problem, size_t h, const double *coef, size_t m,
+                                 double *kth, double *objective, double *gram, double *xty);
 
 #endif /* STATGPU_INTERNAL_H */

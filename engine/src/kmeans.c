@@ -1,7 +1,9 @@
 /*
  * kmeans.c: the public k-means function: validation, the checks of the data
- * (finite, not so large that squared distances overflow), the restarts and
- * the result object. The passes over the data are in kmeans_cpu.c.
+ * (finite, not so large that squared distances overflow), the backend choice,
+ * the restarts and the result object. The passes over the data are in
+ * kmeans_cpu.c; Lloyd's iterations also run on the CUDA backend (the
+ * module's kmeans_lloyd), with the initialisation always on the CPU.
  */
 #include "internal.h"
 
@@ -15,6 +17,11 @@
  * over from k-means++: its ~6 passes over the data replace k-means++'s 2k,
  * which dominate once the data no longer fit in the cache. */
 #define SG_KMEANS_PARALLEL_MIN_OBS ((size_t)100000)
+
+/* Under STATGPU_BACKEND_AUTO, Lloyd's iterations run on the GPU from this
+ * much work per iteration (n_obs x n_vars x k): below it the copy to the
+ * device and the per-iteration launches cost more than the CPU's pass. */
+#define SG_KMEANS_AUTO_CUDA_MIN_WORK 4194304.0
 
 #define SG_KMEANS_PARAMS_MIN_BYTES (offsetof(statgpu_kmeans_params, seed) + sizeof(uint64_t))
 
@@ -167,17 +174,78 @@ static statgpu_status sg_run_failed(statgpu_context *context, statgpu_status sta
     }
 }
 
-/* k-means has no CUDA kernel yet. The report says so when the context asked
- * for CUDA, or may use it and has found it. */
-static void sg_report_cpu_run(statgpu_context *context)
+/* What the runs of one call share. session is NULL on the CPU. */
+typedef struct sg_kmeans_runs {
+    const sg_kmeans_problem     *problem;
+    sg_kmeans_workspace         *workspace;
+    const statgpu_kmeans_params *params;
+    statgpu_kmeans_init          init;
+    size_t                       run_count;
+    double                       absolute_tolerance;
+    statgpu_cuda_kmeans_session *session;
+    statgpu_cuda_timing          timing;
+    char                         message[256];  /* why CUDA failed */
+} sg_kmeans_runs;
+
+/* The runs, each from its own initial centroids; the one of least inertia
+ * ends in *best. STATGPU_ERROR_BACKEND when the CUDA backend failed (the
+ * reason in runs->message); any other failure is the run's status. */
+static statgpu_status sg_kmeans_make_runs(statgpu_context *context, sg_kmeans_runs *runs,
+                                          statgpu_kmeans_result **best, statgpu_kmeans_result **trial)
 {
-    context->last_used = STATGPU_BACKEND_CPU;
-    context->last_transfer_seconds = context->last_compute_seconds = 0.0;
-    context->note[0] = '\0';
-    bool cuda_wanted = context->params.backend == STATGPU_BACKEND_CUDA
-                       || (context->params.backend == STATGPU_BACKEND_AUTO && context->cuda_state != NULL);
-    if (cuda_wanted)
-        snprintf(context->note, sizeof context->note, "k-means has no CUDA kernel yet; ran on the CPU");
+    const sg_kmeans_problem *problem = runs->problem;
+    const size_t k = problem->k;
+    for (size_t r = 0; r < runs->run_count; ++r) {
+        sg_kmeans_progress progress = { context, r, runs->run_count };
+        statgpu_status status = STATGPU_OK;
+        statgpu_kmeans_result *result = *trial;
+        if (runs->init == STATGPU_KMEANS_INIT_GIVEN)
+            memcpy(result->centroids, runs->params->initial_centroids, k * problem->n_vars * sizeof *result->centroids);
+        else {
+            uint64_t stream = sg_kmeans_stream(context->params.seed, runs->params->seed, r);
+            status = runs->init == STATGPU_KMEANS_INIT_PARALLEL
+                         ? sg_cpu_kmeans_parallel(problem, runs->workspace, stream, result->centroids)
+                         : sg_cpu_kmeans_plus_plus(problem, runs->workspace, stream, result->centroids);
+        }
+        sg_kmeans_run run = sg_run_of(result);
+        if (status == STATGPU_OK && runs->session != NULL) {
+            statgpu_cuda_status cuda_status = sg_cuda_kmeans_lloyd(runs->session, runs->params->max_iterations,
+                                                                   runs->absolute_tolerance, &progress, &run,
+                                                                   &runs->timing, runs->message,
+                                                                   sizeof runs->message);
+            if (cuda_status == STATGPU_CUDA_CANCELLED)
+                status = STATGPU_ERROR_CANCELLED;
+            else if (cuda_status == STATGPU_CUDA_INVALID_ARGUMENT)  /* an empty cluster could not be re-seeded */
+                status = STATGPU_ERROR_INVALID_ARGUMENT;
+            else if (cuda_status != STATGPU_CUDA_OK)
+                status = STATGPU_ERROR_BACKEND;
+        } else if (status == STATGPU_OK) {
+            status = sg_cpu_kmeans_lloyd(problem, runs->workspace, runs->params->max_iterations,
+                                         runs->absolute_tolerance, &progress, &run);
+        }
+        if (status != STATGPU_OK)
+            return status;
+        result->inertia = run.inertia;
+        result->iterations = run.iterations;
+        result->converged = run.converged ? 1 : 0;
+        result->reseed_count = run.reseed_count;
+        result->best_restart = r;
+        if (r == 0 || result->inertia < (*best)->inertia) {
+            *trial = *best;
+            *best = result;
+        }
+    }
+    return STATGPU_OK;
+}
+
+/* Lloyd's iterations go to the GPU when the context asks for CUDA, or leaves
+ * the choice to the engine and the work per iteration is large. */
+static bool sg_kmeans_wants_cuda(const statgpu_context *context, const sg_kmeans_problem *problem)
+{
+    if (context->params.backend == STATGPU_BACKEND_CUDA)
+        return true;
+    return context->params.backend == STATGPU_BACKEND_AUTO
+           && (double)problem->n_obs * (double)problem->n_vars * (double)problem->k >= SG_KMEANS_AUTO_CUDA_MIN_WORK;
 }
 
 statgpu_status statgpu_kmeans(statgpu_context *context, const double *data, size_t n_obs, size_t n_vars,
@@ -207,6 +275,8 @@ statgpu_status statgpu_kmeans(statgpu_context *context, const double *data, size
         return status;
 
     sg_kmeans_problem problem = { data, n_obs, n_vars, ld, k, context->cpu_thread_count };
+    sg_kmeans_runs runs;
+    memset(&runs, 0, sizeof runs);
     sg_kmeans_workspace *workspace = sg_cpu_kmeans_workspace_create(&problem);
     statgpu_kmeans_result *best = sg_kmeans_result_create(n_obs, n_vars, k);
     statgpu_kmeans_result *trial = sg_kmeans_result_create(n_obs, n_vars, k);
@@ -227,46 +297,55 @@ statgpu_status statgpu_kmeans(statgpu_context *context, const double *data, size
     statgpu_kmeans_init init = chosen.init;
     if (init == STATGPU_KMEANS_INIT_AUTO)
         init = n_obs >= SG_KMEANS_PARALLEL_MIN_OBS ? STATGPU_KMEANS_INIT_PARALLEL : STATGPU_KMEANS_INIT_PLUS_PLUS;
-    size_t run_count = init == STATGPU_KMEANS_INIT_GIVEN ? 1 : chosen.restart_count;
-    double absolute_tolerance = chosen.tolerance * scan.mean_variance;
+    runs.problem = &problem;
+    runs.workspace = workspace;
+    runs.params = &chosen;
+    runs.init = init;
+    runs.run_count = init == STATGPU_KMEANS_INIT_GIVEN ? 1 : chosen.restart_count;
+    runs.absolute_tolerance = chosen.tolerance * scan.mean_variance;
 
-    for (size_t r = 0; r < run_count; ++r) {
-        sg_kmeans_progress progress = { context, r, run_count };
-        if (init == STATGPU_KMEANS_INIT_GIVEN)
-            memcpy(trial->centroids, chosen.initial_centroids, k * n_vars * sizeof *trial->centroids);
-        else {
-            uint64_t stream = sg_kmeans_stream(context->params.seed, chosen.seed, r);
-            status = init == STATGPU_KMEANS_INIT_PARALLEL
-                         ? sg_cpu_kmeans_parallel(&problem, workspace, stream, trial->centroids)
-                         : sg_cpu_kmeans_plus_plus(&problem, workspace, stream, trial->centroids);
-        }
-        sg_kmeans_run run = sg_run_of(trial);
-        if (status == STATGPU_OK)
-            status = sg_cpu_kmeans_lloyd(&problem, workspace, chosen.max_iterations, absolute_tolerance,
-                                         &progress, &run);
-        if (status != STATGPU_OK) {
-            status = sg_run_failed(context, status, k);
-            goto done;
-        }
-        trial->inertia = run.inertia;
-        trial->iterations = run.iterations;
-        trial->converged = run.converged ? 1 : 0;
-        trial->reseed_count = run.reseed_count;
-        trial->best_restart = r;
-        if (r == 0 || trial->inertia < best->inertia) {
-            statgpu_kmeans_result *swap = best;
-            best = trial;
-            trial = swap;
-        }
+    /* The backend: CUDA where wanted and usable, else the CPU; a CUDA failure
+     * (no device, out of device memory, any CUDA error) runs the whole call
+     * again on the CPU and the report's note says why. */
+    context->note[0] = '\0';
+    context->last_transfer_seconds = context->last_compute_seconds = 0.0;
+    bool on_cuda = false;
+    if (sg_kmeans_wants_cuda(context, &problem)) {
+        statgpu_cuda_status cuda_status = STATGPU_CUDA_NO_DEVICE;
+        if (sg_cuda_ensure(context))
+            cuda_status = sg_cuda_kmeans_begin(context, &problem, &runs.session, &runs.timing, runs.message,
+                                               sizeof runs.message);
+        else
+            snprintf(runs.message, sizeof runs.message, "%s", context->cuda_unavailable);
+        on_cuda = cuda_status == STATGPU_CUDA_OK;
+        if (!on_cuda && (cuda_status != STATGPU_CUDA_NO_DEVICE || context->params.backend == STATGPU_BACKEND_CUDA))
+            snprintf(context->note, sizeof context->note, "CUDA %s (%s); ran on the CPU",
+                     cuda_status == STATGPU_CUDA_NO_DEVICE ? "unavailable" : "failed", runs.message);
+    }
+    status = sg_kmeans_make_runs(context, &runs, &best, &trial);
+    sg_cuda_kmeans_end(runs.session);
+    runs.session = NULL;
+    if (status == STATGPU_ERROR_BACKEND) {
+        snprintf(context->note, sizeof context->note, "CUDA failed (%s); ran on the CPU", runs.message);
+        on_cuda = false;
+        status = sg_kmeans_make_runs(context, &runs, &best, &trial);
+    }
+    if (status != STATGPU_OK) {
+        status = sg_run_failed(context, status, k);
+        goto done;
     }
     if (!isfinite(best->inertia)) {  /* the magnitude limit rules this out */
         status = sg_fail(context, STATGPU_ERROR_INTERNAL, "k-means produced a non-finite inertia");
         goto done;
     }
     best->total_ss = scan.total_ss;
-    best->restart_count = run_count;
+    best->restart_count = runs.run_count;
     best->init = init;
-    sg_report_cpu_run(context);
+    context->last_used = on_cuda ? STATGPU_BACKEND_CUDA : STATGPU_BACKEND_CPU;
+    if (on_cuda) {
+        context->last_transfer_seconds = runs.timing.transfer_seconds;
+        context->last_compute_seconds = runs.timing.compute_seconds;
+    }
     *out_result = best;
     best = NULL;
     status = sg_succeed(context);

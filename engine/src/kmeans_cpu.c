@@ -51,38 +51,8 @@ struct sg_kmeans_workspace {
 
 /* ------------------------------------------------------------ random streams */
 
-static inline uint64_t sg_mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-#define SG_GOLDEN 0x9E3779B97F4A7C15ull
-
-/* splitmix64: a sequential stream, enough for the few draws of an initialisation. */
-typedef struct sg_rng { uint64_t state; } sg_rng;
-
-static inline uint64_t sg_rng_next(sg_rng *rng) { return sg_mix64(rng->state += SG_GOLDEN); }
-
 /* Uniform on [0, 1). */
 static inline double sg_rng_uniform(sg_rng *rng) { return (double)(sg_rng_next(rng) >> 11) * 0x1p-53; }
-
-/* Uniform on 0 .. bound-1, without bias (Lemire's multiply and reject). */
-static size_t sg_rng_below(sg_rng *rng, size_t bound)
-{
-    uint64_t n = (uint64_t)bound;
-    unsigned __int128 product = (unsigned __int128)sg_rng_next(rng) * n;
-    uint64_t low = (uint64_t)product;
-    if (low < n) {
-        uint64_t threshold = (0 - n) % n;
-        while (low < threshold) {
-            product = (unsigned __int128)sg_rng_next(rng) * n;
-            low = (uint64_t)product;
-        }
-    }
-    return (size_t)(product >> 64);
-}
 
 /* Counter-based: the same (key, round, row) always gives the same uniform on
  * [0, 1), whichever thread asks. */
@@ -94,8 +64,7 @@ static inline double sg_counter_uniform(uint64_t key, unsigned round, size_t row
 
 uint64_t sg_kmeans_stream(uint64_t context_seed, uint64_t call_seed, size_t run)
 {
-    uint64_t base = sg_mix64(context_seed + SG_GOLDEN) ^ sg_mix64(call_seed ^ 0xD1B54A32D192ED03ull);
-    return sg_mix64(base + ((uint64_t)run + 1) * SG_GOLDEN);
+    return sg_derive_stream(context_seed, call_seed, 0xD1B54A32D192ED03ull, run);
 }
 
 /* -------------------------------------------------------------- workspace */

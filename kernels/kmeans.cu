@@ -1,0 +1,967 @@
+/*
+ * kmeans.cu: the module's k-means entries: Lloyd's iterations on the device,
+ * with the CPU path's rules (engine/src/kmeans_cpu.c, sg_cpu_kmeans_lloyd).
+ *
+ * One iteration is two launches and a 32-byte read-back:
+ *   assign kernel    each row's nearest centroid (the lower index on a tie),
+ *                    fused with the partial sums: per block, the clusters'
+ *                    coordinate sums, counts, within sums of squares, the
+ *                    inertia and the count of changed labels;
+ *   reduce_kernel    the blocks' partials added in block order (entries in
+ *                    parallel, 16 warps a block each taking every 16th
+ *                    block, their sums then added in warp order); the last
+ *                    block to finish (an integer counter, no floating-point
+ *                    atomics) forms the new centroids, the centroid shift,
+ *                    the counts, within sums of squares and the totals the
+ *                    host reads to decide whether to stop.
+ *
+ * Reproducible: the grid is a function of (n_obs, n_vars, k) only, never of
+ * the GPU; block b takes the row tiles b, b + G, b + 2G, ...; a row's
+ * distances are summed over the variables in order. Within a block, in the
+ * register kernels, each warp adds its 32 rows at a time by reduce-by-key
+ * (accumulate_groups): the rows of one label form a group, whose lowest lane
+ * adds the group's rows in ascending lane order in registers (fetched by
+ * shuffles), then adds the sums to the cluster's shared accumulator with one
+ * read-modify-write (no chain of dependent shared-memory updates row by row).
+ * The generic kernel adds rows one at a time, one variable per lane. Each
+ * accumulator belongs to one warp (or to a fixed group of warps taking turns);
+ * the warps' accumulators, then the blocks' partials, are added in index
+ * order. No floating-point atomics anywhere. The shared-memory plan is made
+ * for a fixed 96 KiB budget (less only on GPUs that have less), so every GPU
+ * with at least that much per block gives the same bits.
+ *
+ * Distances are computed in double as sum_v fma(x_v - c_v, x_v - c_v, .), the
+ * difference form (no |x|^2 - 2 x.c + |c|^2 expansion, whose cancellation loses
+ * digits when the data sit far from the origin). For n_vars <= 32 a thread
+ * keeps its rows' coordinates in registers (templates for 4, 8, 16 and 32
+ * padded variables, two rows per thread up to 16), with the centroids in
+ * shared memory read as 16-byte pairs; beyond 32 variables, or where the
+ * centroids do not fit in shared memory, a generic kernel reads the
+ * coordinates from global memory (cached) and the centroids from shared or
+ * global memory. Where even one shared accumulator does not fit, each block
+ * accumulates into its own slot of global memory.
+ *
+ * Empty clusters (rare) are re-seeded on the host with the CPU's rule, from
+ * the distances of every row to its centroid computed here exactly as the CPU
+ * computes them (products and sums without fused multiply-adds); then a pass
+ * with the new labels gives the sums.
+ */
+#include "cuda_state.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <new>
+#include <vector>
+
+/* The device data and work buffers of one k-means call. */
+struct statgpu_cuda_kmeans_session {
+    statgpu_cuda_state *state = nullptr;
+    uint64_t n_obs = 0;
+    int n_vars = 0;
+    int k = 0;
+
+    /* The launch plan (see plan_kmeans). */
+    int padded_vars = 0;        /* 4, 8, 16, 32: registers; 0: the generic kernel */
+    int rows_per_thread = 1;
+    int centroids_shared = 0;   /* the centroids in shared memory */
+    int copies = 0;             /* shared accumulators per block; 0: the block's global slot */
+    int acc_stride = 0;         /* a cluster's sums in a shared accumulator */
+    size_t shared_bytes = 0;
+    int grid = 1;
+    uint64_t tile_count = 0;
+    size_t partial_stride = 0;  /* doubles per block: k x (n_vars + 2) + 2 */
+
+    double *d_data = nullptr;       /* n_obs x n_vars, column-major, leading dimension n_obs */
+    int32_t *d_labels = nullptr;    /* n_obs */
+    double *d_partials = nullptr;   /* grid x partial_stride */
+    double *d_centroids = nullptr;  /* k x n_vars, column-major, leading dimension k */
+    double *d_next = nullptr;       /* likewise */
+    double *d_reduced = nullptr;    /* partial_stride: the partials added over the blocks */
+    unsigned *d_counter = nullptr;  /* blocks of reduce_kernel done; 0 between launches */
+    double *d_counts = nullptr;     /* k, exact integers */
+    double *d_wss = nullptr;        /* k */
+    double *d_totals = nullptr;     /* kTotalCount */
+    double *d_distances = nullptr;  /* n_obs, allocated when a cluster empties */
+    double *h_totals = nullptr;     /* page-locked mirror of d_totals */
+};
+
+namespace statgpu_cuda {
+
+namespace {
+
+constexpr int kKmeansThreads = 256;
+constexpr int kKmeansWarps = kKmeansThreads / 32;
+/* Blocks of the assignment pass: two per SM of an H100 (132 SMs), for every
+ * GPU alike, so that the partial sums are the same on all of them. */
+constexpr int kKmeansGrid = 264;
+/* The shared-memory budget the plan is made for. */
+constexpr size_t kSharedBudget = 96 * 1024;
+/* The partials (grid x k x (n_vars + 2) doubles) stay below this many doubles. */
+constexpr size_t kPartialsMax = size_t{1} << 25;
+
+/* The totals the host reads each iteration. */
+enum { kTotalChanged = 0, kTotalShift = 1, kTotalInertia = 2, kTotalEmpty = 3, kTotalCount = 4 };
+
+struct AssignArgs {
+    const double *d_data;
+    uint64_t n_obs;
+    int n_vars;
+    int k;
+    const double *d_centroids;
+    int32_t *d_labels;
+    double *d_partials;
+    size_t partial_stride;
+    uint64_t tile_count;
+    int use_labels;        /* 1: sum the rows by their labels (after a re-seeding) */
+    int centroids_shared;
+    int copies;
+    int acc_stride;        /* a cluster's sums in a shared accumulator: n_vars, or n_vars + 1 when even */
+};
+
+/* The coordinates of the rows a warp of the generic kernel accumulates. */
+struct GlobalRows {
+    const double *d_data;
+    uint64_t n_obs;
+    __device__ double operator()(int, uint64_t row, int v) const
+    {
+        return __ldg(d_data + row + n_obs * static_cast<uint64_t>(v));
+    }
+};
+
+/* The warp adds its 32 rows (lane r: row, label, squared distance, valid) to
+ * the accumulator acc: sums at acc[label * n_vars + v], within sums of
+ * squares at acc[k * n_vars + label], counts at acc[k * (n_vars + 1) + label];
+ * and their distances to the warp's inertia (the same in every lane). Rows in
+ * lane order, one variable per lane: a fixed order, and no two lanes ever
+ * write the same place. Called by the whole warp. */
+template <typename Rows>
+__device__ __forceinline__ void accumulate_warp(double *acc, int n_vars, int k, const Rows &rows, uint64_t row,
+                                                int label, double distance, bool valid, double &inertia)
+{
+    const int lane = static_cast<int>(threadIdx.x & 31u);
+    const unsigned valid_mask = __ballot_sync(0xffffffffu, valid);
+    double *sums = acc;
+    double *wss = acc + static_cast<size_t>(k) * n_vars;
+    double *counts = wss + k;
+    for (int r = 0; r < 32; ++r) {
+        const int label_r = __shfl_sync(0xffffffffu, label, r);
+        const double distance_r = __shfl_sync(0xffffffffu, distance, r);
+        const uint64_t row_r = __shfl_sync(0xffffffffu, row, r);
+        if (((valid_mask >> r) & 1u) == 0)
+            continue;  /* the same for every lane */
+        inertia += distance_r;
+        double *cluster = sums + static_cast<size_t>(label_r) * n_vars;
+        for (int v = lane; v < n_vars; v += 32)
+            cluster[v] += rows(r, row_r, v);
+        if (lane == 0) {
+            wss[label_r] += distance_r;
+            counts[label_r] += 1.0;
+        }
+    }
+}
+
+/* The block's accumulators: `copies` of them in shared memory (warp w uses
+ * copy w % copies, warps sharing a copy take turns in warp order), or, when
+ * copies is 0, the block's slot of the global partials, one warp at a time. */
+template <typename Rows>
+__device__ __forceinline__ void accumulate_block(double *s_acc, double *d_slot, int copies, int n_vars, int k,
+                                                 const Rows &rows, uint64_t row, int label, double distance,
+                                                 bool valid, double &inertia)
+{
+    const int warp = static_cast<int>(threadIdx.x >> 5);
+    const size_t acc_size = static_cast<size_t>(k) * (n_vars + 2);
+    const int groups = copies > 0 ? copies : 1;
+    double *acc = copies > 0 ? s_acc + static_cast<size_t>(warp % groups) * acc_size : d_slot;
+    const int turns = kKmeansWarps / groups;
+    for (int turn = 0; turn < turns; ++turn) {
+        if (turns > 1)
+            __syncthreads();
+        if (warp / groups == turn)
+            accumulate_warp(acc, n_vars, k, rows, row, label, distance, valid, inertia);
+    }
+    if (turns > 1)
+        __syncthreads();
+}
+
+/* The warp adds its 32 rows (lane r: the row's PADDED coordinates, zero past
+ * n_vars, its squared distance, label and whether it is a row) to the
+ * block's accumulators by reduce-by-key: the rows of one label form a group
+ * (__match_any_sync), and the group's lowest lane adds the group's rows in
+ * ascending lane order in registers (fetched by shuffles: step t, every
+ * leader takes its group's t-th other row), then adds the
+ * group's sums, distance sum and row count to its cluster's accumulator with
+ * one read-modify-write per variable. Groups have distinct labels, so no two
+ * lanes write the same place, and the order of every addition is a function
+ * of the data alone. The shared copies' clusters lie acc_stride (odd) apart:
+ * leaders with different labels fall in different banks. Warps sharing an
+ * accumulator (copies < 8) take turns in warp order; copies == 0: the block's
+ * global slot (stride n_vars). Called by the whole block. */
+template <int PADDED>
+__device__ __forceinline__ void accumulate_groups(double *s_acc, double *d_slot, const AssignArgs &args,
+                                                  const double (&x)[PADDED], double distance, int label,
+                                                  bool valid)
+{
+    const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
+    const int n_vars = args.n_vars, k = args.k;
+    const unsigned group = __match_any_sync(0xffffffffu, valid ? label : -1);
+    const bool leader = valid && (__ffs(group) - 1) == lane;
+    double sums[PADDED + 1];
+#pragma unroll
+    for (int v = 0; v < PADDED; ++v)
+        sums[v] = x[v];
+    sums[PADDED] = distance;
+    unsigned rest = leader ? group & (group - 1u) : 0u;
+    while (__any_sync(0xffffffffu, rest != 0u)) {
+        const int peer = rest != 0u ? __ffs(rest) - 1 : lane;
+#pragma unroll
+        for (int v = 0; v < PADDED; ++v) {
+            const double value = __shfl_sync(0xffffffffu, x[v], peer);
+            if (rest != 0u)
+                sums[v] += value;
+        }
+        const double value = __shfl_sync(0xffffffffu, distance, peer);
+        if (rest != 0u) {
+            sums[PADDED] += value;
+            rest &= rest - 1u;
+        }
+    }
+    const int groups = args.copies > 0 ? args.copies : 1;
+    const int stride = args.copies > 0 ? args.acc_stride : n_vars;
+    double *acc = args.copies > 0 ? s_acc + static_cast<size_t>(warp % groups) * k * (stride + 2) : d_slot;
+    const int turns = kKmeansWarps / groups;
+    for (int turn = 0; turn < turns; ++turn) {
+        if (turns > 1)
+            __syncthreads();
+        if (leader && warp / groups == turn) {
+            double *cluster = acc + static_cast<size_t>(label) * stride;
+#pragma unroll
+            for (int v = 0; v < PADDED; ++v)
+                if (v < n_vars)
+                    cluster[v] += sums[v];
+            acc[static_cast<size_t>(k) * stride + label] += sums[PADDED];
+            acc[static_cast<size_t>(k) * (stride + 1) + label] += static_cast<double>(__popc(group));
+        }
+    }
+    if (turns > 1)
+        __syncthreads();
+}
+
+/* Shared memory of the assignment kernels, in doubles: centroids (when
+ * shared), the accumulator copies, and
+ * the warps' inertia and changed-label counts. */
+struct SharedLayout {
+    size_t centroids, acc, warp_totals, total;
+};
+
+__host__ __device__ inline SharedLayout shared_layout(int padded_vars, int n_vars, int k, int centroids_shared,
+                                                      int copies, int acc_stride)
+{
+    SharedLayout layout;
+    size_t at = 0;
+    layout.centroids = at;
+    if (padded_vars > 0)
+        at += static_cast<size_t>(k) * padded_vars;
+    else if (centroids_shared)
+        at += static_cast<size_t>(k) * n_vars;
+    layout.acc = at;
+    at += static_cast<size_t>(copies) * k * (acc_stride + 2);
+    layout.warp_totals = at;
+    at += 2 * kKmeansWarps;
+    layout.total = at;
+    return layout;
+}
+
+/* Zeroes the block's accumulators. */
+__device__ __forceinline__ void clear_accumulators(double *s_acc, double *d_slot, const AssignArgs &args)
+{
+    double *acc = args.copies > 0 ? s_acc : d_slot;
+    const size_t count = args.copies > 0 ? static_cast<size_t>(args.k) * (args.acc_stride + 2) * args.copies
+                                         : static_cast<size_t>(args.k) * (args.n_vars + 2);
+    for (size_t e = threadIdx.x; e < count; e += blockDim.x)
+        acc[e] = 0.0;
+}
+
+/* Adds the warps' totals and the accumulator copies in order into the block's
+ * slot of the partials. */
+__device__ __forceinline__ void write_partials(double *s_acc, double *s_warp_totals, double *d_slot, double inertia,
+                                               unsigned changed, const AssignArgs &args)
+{
+    const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
+    for (int offset = 16; offset > 0; offset >>= 1)
+        changed += __shfl_down_sync(0xffffffffu, changed, offset);
+    if (lane == 0) {
+        s_warp_totals[warp] = inertia;  /* the same in every lane */
+        s_warp_totals[kKmeansWarps + warp] = static_cast<double>(changed);
+    }
+    __syncthreads();
+    const size_t acc_size = static_cast<size_t>(args.k) * (args.n_vars + 2);
+    const size_t kd = static_cast<size_t>(args.k) * args.n_vars;
+    const size_t copy_size = static_cast<size_t>(args.k) * (args.acc_stride + 2);
+    if (args.copies > 0)
+        for (size_t e = threadIdx.x; e < acc_size; e += blockDim.x) {
+            /* Entry e of the slot (cluster j's sums at j * n_vars) in the
+             * shared copies (at j * acc_stride). */
+            const size_t at = e < kd ? (e / args.n_vars) * args.acc_stride + e % args.n_vars
+                                     : static_cast<size_t>(args.k) * args.acc_stride + (e - kd);
+            double sum = s_acc[at];
+            for (int c = 1; c < args.copies; ++c)
+                sum += s_acc[static_cast<size_t>(c) * copy_size + at];
+            d_slot[e] = sum;
+        }
+    if (threadIdx.x == 0) {
+        double block_inertia = 0.0, block_changed = 0.0;
+        for (int w = 0; w < kKmeansWarps; ++w) {
+            block_inertia += s_warp_totals[w];
+            block_changed += s_warp_totals[kKmeansWarps + w];
+        }
+        d_slot[acc_size] = block_inertia;
+        d_slot[acc_size + 1] = block_changed;
+    }
+}
+
+/* Assignment and partial sums, n_vars <= PADDED: each thread keeps ROWS rows'
+ * coordinates in registers; tile t holds rows t * 256 ROWS + s * 256 + thread. */
+template <int PADDED, int ROWS>
+__global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
+    assign_registers_kernel(const __grid_constant__ AssignArgs args)
+{
+    extern __shared__ double2 s_shared2[];  /* 16-byte aligned */
+    double *s_shared = reinterpret_cast<double *>(s_shared2);
+    const SharedLayout layout = shared_layout(PADDED, args.n_vars, args.k, 1, args.copies, args.acc_stride);
+    double *s_centroids = s_shared + layout.centroids;
+    double *s_acc = s_shared + layout.acc;
+    double *s_warp_totals = s_shared + layout.warp_totals;
+    const int n_vars = args.n_vars, k = args.k;
+    double *d_slot = args.d_partials + static_cast<size_t>(blockIdx.x) * args.partial_stride;
+
+    /* Centroids as rows of PADDED doubles, zero past n_vars. */
+    for (size_t e = threadIdx.x; e < static_cast<size_t>(k) * PADDED; e += blockDim.x) {
+        const int j = static_cast<int>(e / PADDED), v = static_cast<int>(e % PADDED);
+        s_centroids[e] = v < n_vars ? args.d_centroids[j + static_cast<size_t>(k) * v] : 0.0;
+    }
+    clear_accumulators(s_acc, d_slot, args);
+    __syncthreads();
+
+    double inertia = 0.0;  /* the lane's rows' */
+    unsigned changed = 0;
+    for (uint64_t tile = blockIdx.x; tile < args.tile_count; tile += gridDim.x) {
+        const uint64_t first = tile * (static_cast<uint64_t>(kKmeansThreads) * ROWS) + threadIdx.x;
+        double x[ROWS][PADDED];
+        uint64_t row[ROWS];
+        bool valid[ROWS];
+#pragma unroll
+        for (int s = 0; s < ROWS; ++s) {
+            row[s] = first + static_cast<uint64_t>(s) * kKmeansThreads;
+            valid[s] = row[s] < args.n_obs;
+#pragma unroll
+            for (int v = 0; v < PADDED; ++v)
+                x[s][v] = (valid[s] && v < n_vars)
+                              ? __ldg(args.d_data + row[s] + args.n_obs * static_cast<uint64_t>(v))
+                              : 0.0;
+        }
+        double best[ROWS];
+        int label[ROWS];
+        if (args.use_labels) {
+#pragma unroll
+            for (int s = 0; s < ROWS; ++s) {
+                label[s] = valid[s] ? args.d_labels[row[s]] : 0;
+                best[s] = 0.0;
+            }
+        } else {
+#pragma unroll
+            for (int s = 0; s < ROWS; ++s) {
+                best[s] = INFINITY;
+                label[s] = 0;
+            }
+            for (int j = 0; j < k; ++j) {
+                const double2 *centre = reinterpret_cast<const double2 *>(s_centroids + static_cast<size_t>(j) * PADDED);
+                double distance[ROWS];
+#pragma unroll
+                for (int s = 0; s < ROWS; ++s)
+                    distance[s] = 0.0;
+#pragma unroll
+                for (int v2 = 0; v2 < PADDED / 2; ++v2) {
+                    const double2 c = centre[v2];
+#pragma unroll
+                    for (int s = 0; s < ROWS; ++s) {
+                        const double a = __dsub_rn(x[s][2 * v2], c.x);
+                        distance[s] = __fma_rn(a, a, distance[s]);
+                        const double b = __dsub_rn(x[s][2 * v2 + 1], c.y);
+                        distance[s] = __fma_rn(b, b, distance[s]);
+                    }
+                }
+#pragma unroll
+                for (int s = 0; s < ROWS; ++s)
+                    if (distance[s] < best[s]) {
+                        best[s] = distance[s];
+                        label[s] = j;
+                    }
+            }
+#pragma unroll
+            for (int s = 0; s < ROWS; ++s)
+                if (valid[s]) {
+                    const int32_t previous = args.d_labels[row[s]];
+                    if (previous != label[s]) {
+                        args.d_labels[row[s]] = label[s];
+                        ++changed;
+                    }
+                }
+        }
+#pragma unroll
+        for (int s = 0; s < ROWS; ++s) {
+            /* The warp adds the rows of slot s by label. */
+            if (valid[s])
+                inertia += best[s];
+            accumulate_groups<PADDED>(s_acc, d_slot, args, x[s], best[s], label[s], valid[s]);
+        }
+    }
+    /* The lanes' inertias added in a fixed butterfly: the same in every lane. */
+    for (int offset = 16; offset > 0; offset >>= 1)
+        inertia += __shfl_xor_sync(0xffffffffu, inertia, offset);
+    __syncthreads();
+    write_partials(s_acc, s_warp_totals, d_slot, inertia, changed, args);
+}
+
+/* Assignment and partial sums for any n_vars: one row per thread, its
+ * coordinates read from global memory (cached), the centroids from shared
+ * memory when they fit, else from global memory. */
+__global__ void __launch_bounds__(kKmeansThreads) assign_generic_kernel(const __grid_constant__ AssignArgs args)
+{
+    extern __shared__ double2 s_shared2[];
+    double *s_shared = reinterpret_cast<double *>(s_shared2);
+    const SharedLayout layout = shared_layout(0, args.n_vars, args.k, args.centroids_shared, args.copies,
+                                              args.acc_stride);
+    double *s_centroids = s_shared + layout.centroids;
+    double *s_acc = s_shared + layout.acc;
+    double *s_warp_totals = s_shared + layout.warp_totals;
+    const int n_vars = args.n_vars, k = args.k;
+    double *d_slot = args.d_partials + static_cast<size_t>(blockIdx.x) * args.partial_stride;
+
+    if (args.centroids_shared)  /* row-major: cluster j at j * n_vars */
+        for (size_t e = threadIdx.x; e < static_cast<size_t>(k) * n_vars; e += blockDim.x) {
+            const size_t j = e / n_vars, v = e % n_vars;
+            s_centroids[e] = args.d_centroids[j + static_cast<size_t>(k) * v];
+        }
+    clear_accumulators(s_acc, d_slot, args);
+    __syncthreads();
+
+    double inertia = 0.0;
+    unsigned changed = 0;
+    const GlobalRows rows{args.d_data, args.n_obs};
+    for (uint64_t tile = blockIdx.x; tile < args.tile_count; tile += gridDim.x) {
+        const uint64_t row = tile * kKmeansThreads + threadIdx.x;
+        const bool valid = row < args.n_obs;
+        double best = 0.0;
+        int label = 0;
+        if (valid && args.use_labels) {
+            label = args.d_labels[row];
+        } else if (valid) {
+            best = INFINITY;
+            for (int j = 0; j < k; ++j) {
+                double distance = 0.0;
+                for (int v = 0; v < n_vars; ++v) {
+                    const double centre = args.centroids_shared
+                                              ? s_centroids[static_cast<size_t>(j) * n_vars + v]
+                                              : __ldg(args.d_centroids + j + static_cast<size_t>(k) * v);
+                    const double a = __dsub_rn(__ldg(args.d_data + row + args.n_obs * static_cast<uint64_t>(v)), centre);
+                    distance = __fma_rn(a, a, distance);
+                }
+                if (distance < best) {
+                    best = distance;
+                    label = j;
+                }
+            }
+            if (args.d_labels[row] != label) {
+                args.d_labels[row] = label;
+                ++changed;
+            }
+        }
+        accumulate_block(s_acc, d_slot, args.copies, n_vars, k, rows, row, label, best, valid, inertia);
+    }
+    __syncthreads();
+    write_partials(s_acc, s_warp_totals, d_slot, inertia, changed, args);
+}
+
+/* The blocks' partials added and the new centroids and totals, in one
+ * launch of ceil(partial_stride / 32) blocks of kReduceThreads threads. Block
+ * c takes the 32 entries 32c + lane of the partials; its warp w adds the
+ * partials of blocks w, w + kReduceWarps, ... in order, then lane l of warp 0
+ * adds the warps' sums in warp order (a fixed order: the same bits every
+ * run). The last block to finish (an integer counter) forms the new
+ * centroids (a cluster with no rows keeps its centroid), the squared moves'
+ * sum (each thread's entries in order, then a fixed tree), the counts, the
+ * within sums of squares and the totals the host reads, and re-arms the
+ * counter. */
+constexpr int kReduceThreads = 512;
+constexpr int kReduceWarps = kReduceThreads / 32;
+
+__global__ void __launch_bounds__(kReduceThreads)
+    reduce_kernel(const double *__restrict__ d_partials, size_t partial_stride, int blocks, int n_vars, int k,
+                  double *d_reduced, unsigned *d_counter, const double *__restrict__ d_centroids,
+                  double *__restrict__ d_next, double *__restrict__ d_counts, double *__restrict__ d_wss,
+                  double *__restrict__ d_totals)
+{
+    __shared__ double s_part[kReduceWarps][32];
+    __shared__ double s_shift[kReduceThreads];
+    __shared__ bool s_last;
+    __shared__ unsigned s_empty;
+    const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
+    const size_t entry = static_cast<size_t>(blockIdx.x) * 32 + lane;
+    double sum = 0.0;
+    if (entry < partial_stride) {
+        const double *at = d_partials + entry;
+        int b = warp;
+        /* Four loads in flight, added in block order. */
+        for (; b + 3 * kReduceWarps < blocks; b += 4 * kReduceWarps) {
+            const double p0 = at[static_cast<size_t>(b) * partial_stride];
+            const double p1 = at[static_cast<size_t>(b + kReduceWarps) * partial_stride];
+            const double p2 = at[static_cast<size_t>(b + 2 * kReduceWarps) * partial_stride];
+            const double p3 = at[static_cast<size_t>(b + 3 * kReduceWarps) * partial_stride];
+            sum += p0;
+            sum += p1;
+            sum += p2;
+            sum += p3;
+        }
+        for (; b < blocks; b += kReduceWarps)
+            sum += at[static_cast<size_t>(b) * partial_stride];
+    }
+    s_part[warp][lane] = sum;
+    __syncthreads();
+    if (warp == 0) {
+        double total = s_part[0][lane];
+        for (int w = 1; w < kReduceWarps; ++w)
+            total += s_part[w][lane];
+        if (entry < partial_stride)
+            d_reduced[entry] = total;
+        __threadfence();
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        s_last = atomicAdd(d_counter, 1u) == gridDim.x - 1;
+        s_empty = 0;
+    }
+    __syncthreads();
+    if (!s_last)
+        return;
+    __threadfence();
+
+    const size_t kd = static_cast<size_t>(k) * n_vars;
+    double shift = 0.0;
+    for (size_t e = threadIdx.x; e < kd; e += blockDim.x) {
+        const size_t j = e / n_vars, v = e % n_vars;
+        const double count = __ldcg(d_reduced + kd + k + j);
+        const size_t at = j + static_cast<size_t>(k) * v;
+        const double old = d_centroids[at];
+        const double moved_to = count > 0.0 ? __ldcg(d_reduced + e) / count : old;
+        const double difference = moved_to - old;
+        d_next[at] = moved_to;
+        shift = __fma_rn(difference, difference, shift);
+    }
+    unsigned empty = 0;
+    for (size_t j = threadIdx.x; j < static_cast<size_t>(k); j += blockDim.x) {
+        const double count = __ldcg(d_reduced + kd + k + j);
+        d_counts[j] = count;
+        d_wss[j] = __ldcg(d_reduced + kd + j);
+        empty += count == 0.0 ? 1u : 0u;
+    }
+    s_shift[threadIdx.x] = shift;
+    if (empty > 0)
+        atomicAdd(&s_empty, empty);  /* an integer: any order gives the same count */
+    __syncthreads();
+    for (int half = kReduceThreads / 2; half > 0; half >>= 1) {
+        if (static_cast<int>(threadIdx.x) < half)
+            s_shift[threadIdx.x] += s_shift[threadIdx.x + half];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        d_totals[kTotalChanged] = __ldcg(d_reduced + kd + 2 * k + 1);
+        d_totals[kTotalShift] = s_shift[0];
+        d_totals[kTotalInertia] = __ldcg(d_reduced + kd + 2 * k);
+        d_totals[kTotalEmpty] = static_cast<double>(s_empty);
+        *d_counter = 0u;
+    }
+}
+
+/* Each row's squared distance to its labelled centroid, summed over the
+ * variables in order with separate products and sums: the CPU's arithmetic,
+ * so that the re-seeding picks the same row. */
+__global__ void distances_kernel(const double *__restrict__ d_data, uint64_t n_obs, int n_vars, int k,
+                                 const double *__restrict__ d_centroids, const int32_t *__restrict__ d_labels,
+                                 double *__restrict__ d_distances)
+{
+    const uint64_t row = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (row >= n_obs)
+        return;
+    const int label = d_labels[row];
+    double distance = 0.0;
+    for (int v = 0; v < n_vars; ++v) {
+        const double a = __dsub_rn(d_data[row + n_obs * static_cast<uint64_t>(v)],
+                                   d_centroids[label + static_cast<size_t>(k) * v]);
+        distance = __dadd_rn(distance, __dmul_rn(a, a));
+    }
+    d_distances[row] = distance;
+}
+
+/* ---------------------------------------------------------------- host */
+
+/* One k-means entry's failure reporting. */
+class KmeansCall {
+public:
+    KmeansCall(char *msg, size_t msg_bytes) : msg_(msg), msg_bytes_(msg_bytes) {}
+    bool check(cudaError_t error, const char *what)
+    {
+        if (error == cudaSuccess)
+            return true;
+        if (status_ == STATGPU_CUDA_OK)
+            status_ = report_cuda_error(error, what, msg_, msg_bytes_);
+        return false;
+    }
+    bool fail(statgpu_cuda_status status, const char *text)
+    {
+        status_ = status;
+        write_message(msg_, msg_bytes_, "%s", text);
+        return false;
+    }
+    statgpu_cuda_status status() const { return status_; }
+
+private:
+    char *msg_;
+    size_t msg_bytes_;
+    statgpu_cuda_status status_ = STATGPU_CUDA_OK;
+};
+
+/* Chooses the kernel and the shared-memory layout for the budget. */
+void plan_kmeans(statgpu_cuda_kmeans_session *session, size_t budget)
+{
+    const int d = session->n_vars, k = session->k;
+    int padded = d <= 4 ? 4 : d <= 8 ? 8 : d <= 16 ? 16 : d <= 32 ? 32 : 0;
+    if (padded > 0 && shared_layout(padded, d, k, 1, 0, d).total * sizeof(double) > budget)
+        padded = 0;
+    const int acc_stride = padded > 0 ? (d | 1) : d;
+    int centroids_shared = 1;
+    if (padded == 0 && shared_layout(0, d, k, 1, 0, d).total * sizeof(double) > budget / 2)
+        centroids_shared = 0;
+    int copies = 0;
+    for (int c = kKmeansWarps; c >= 1; c /= 2)
+        if (shared_layout(padded, d, k, centroids_shared, c, acc_stride).total * sizeof(double) <= budget) {
+            copies = c;
+            break;
+        }
+    session->padded_vars = padded;
+    session->rows_per_thread = padded > 0 && padded <= 16 ? 2 : 1;
+    session->centroids_shared = centroids_shared;
+    session->copies = copies;
+    session->acc_stride = acc_stride;
+    session->shared_bytes = shared_layout(padded, d, k, centroids_shared, copies, acc_stride).total * sizeof(double);
+    const uint64_t tile_rows = static_cast<uint64_t>(kKmeansThreads) * session->rows_per_thread;
+    session->tile_count = (session->n_obs + tile_rows - 1) / tile_rows;
+    session->partial_stride = static_cast<size_t>(k) * (d + 2) + 2;
+    const uint64_t by_memory = std::max<uint64_t>(1, kPartialsMax / session->partial_stride);
+    session->grid = static_cast<int>(
+        std::min<uint64_t>({static_cast<uint64_t>(kKmeansGrid), session->tile_count, by_memory}));
+}
+
+using AssignKernel = void (*)(AssignArgs);
+
+AssignKernel assign_kernel_of(const statgpu_cuda_kmeans_session *session)
+{
+    switch (session->padded_vars) {
+    case 4: return assign_registers_kernel<4, 2>;
+    case 8: return assign_registers_kernel<8, 2>;
+    case 16: return assign_registers_kernel<16, 2>;
+    case 32: return assign_registers_kernel<32, 1>;
+    default: return assign_generic_kernel;
+    }
+}
+
+void free_session(statgpu_cuda_kmeans_session *session)
+{
+    if (session == nullptr)
+        return;
+    if (session->state != nullptr) {
+        (void)cudaSetDevice(session->state->device);
+        (void)cudaStreamSynchronize(session->state->stream);
+    }
+    void *buffers[] = {session->d_data,  session->d_labels, session->d_partials, session->d_centroids,
+                       session->d_next,  session->d_reduced, session->d_counter, session->d_counts,   session->d_wss,
+                       session->d_totals, session->d_distances};
+    for (void *buffer : buffers)
+        if (buffer != nullptr)
+            (void)cudaFree(buffer);
+    if (session->h_totals != nullptr)
+        (void)cudaFreeHost(session->h_totals);
+    (void)cudaGetLastError();
+    delete session;
+}
+
+float elapsed_ms(cudaEvent_t from, cudaEvent_t to)
+{
+    float ms = 0.0f;
+    return cudaEventElapsedTime(&ms, from, to) == cudaSuccess ? ms : 0.0f;
+}
+
+/* One assignment (or, with use_labels, summing) pass, then the new centroids
+ * and the totals, read back into session->h_totals. */
+bool lloyd_pass(KmeansCall &call, statgpu_cuda_kmeans_session *session, bool use_labels)
+{
+    cudaStream_t stream = session->state->stream;
+    AssignArgs args;
+    args.d_data = session->d_data;
+    args.n_obs = session->n_obs;
+    args.n_vars = session->n_vars;
+    args.k = session->k;
+    args.d_centroids = session->d_centroids;
+    args.d_labels = session->d_labels;
+    args.d_partials = session->d_partials;
+    args.partial_stride = session->partial_stride;
+    args.tile_count = session->tile_count;
+    args.use_labels = use_labels ? 1 : 0;
+    args.centroids_shared = session->centroids_shared;
+    args.copies = session->copies;
+    args.acc_stride = session->acc_stride;
+    assign_kernel_of(session)<<<session->grid, kKmeansThreads, session->shared_bytes, stream>>>(args);
+    if (!call.check(cudaGetLastError(), "launching the k-means assignment"))
+        return false;
+    const unsigned blocks = static_cast<unsigned>((session->partial_stride + 31) / 32);
+    reduce_kernel<<<blocks, kReduceThreads, 0, stream>>>(session->d_partials, session->partial_stride, session->grid,
+                                                         session->n_vars, session->k, session->d_reduced,
+                                                         session->d_counter, session->d_centroids, session->d_next,
+                                                         session->d_counts, session->d_wss, session->d_totals);
+    if (!call.check(cudaGetLastError(), "launching the k-means centroid update"))
+        return false;
+    return call.check(cudaMemcpyAsync(session->h_totals, session->d_totals, kTotalCount * sizeof(double),
+                                      cudaMemcpyDeviceToHost, stream),
+                      "reading the k-means totals") &&
+           call.check(cudaStreamSynchronize(stream), "running a k-means iteration");
+}
+
+/* Re-seeds every empty cluster (in index order) with the row farthest from
+ * its centroid among clusters that keep another row, the lowest row on a tie:
+ * sg_reseed_empty's rule. *moved counts the moves. */
+bool reseed_empty(KmeansCall &call, statgpu_cuda_kmeans_session *session, size_t *moved)
+{
+    cudaStream_t stream = session->state->stream;
+    const uint64_t n = session->n_obs;
+    const int k = session->k;
+    if (session->d_distances == nullptr &&
+        !call.check(cudaMalloc(&session->d_distances, n * sizeof(double)), "allocating the re-seeding distances"))
+        return false;
+    const unsigned blocks = static_cast<unsigned>((n + 255) / 256);
+    distances_kernel<<<blocks, 256, 0, stream>>>(session->d_data, n, session->n_vars, k, session->d_centroids,
+                                                 session->d_labels, session->d_distances);
+    if (!call.check(cudaGetLastError(), "launching the re-seeding distances"))
+        return false;
+    std::vector<double> distance(n), counts_double(static_cast<size_t>(k));
+    std::vector<int32_t> labels(n);
+    if (!call.check(cudaMemcpyAsync(distance.data(), session->d_distances, n * sizeof(double),
+                                    cudaMemcpyDeviceToHost, stream), "reading the re-seeding distances") ||
+        !call.check(cudaMemcpyAsync(labels.data(), session->d_labels, n * sizeof(int32_t), cudaMemcpyDeviceToHost,
+                                    stream), "reading the labels") ||
+        !call.check(cudaMemcpyAsync(counts_double.data(), session->d_counts, k * sizeof(double),
+                                    cudaMemcpyDeviceToHost, stream), "reading the cluster sizes") ||
+        !call.check(cudaStreamSynchronize(stream), "re-seeding empty clusters"))
+        return false;
+    std::vector<uint64_t> counts(static_cast<size_t>(k));
+    for (int j = 0; j < k; ++j)
+        counts[j] = static_cast<uint64_t>(counts_double[j]);
+    for (int empty = 0; empty < k; ++empty) {
+        if (counts[empty] != 0)
+            continue;
+        uint64_t farthest = UINT64_MAX;
+        double largest = 0.0;
+        for (uint64_t i = 0; i < n; ++i)
+            if (distance[i] > largest && counts[labels[i]] >= 2) {
+                largest = distance[i];
+                farthest = i;
+            }
+        if (farthest == UINT64_MAX)
+            return call.fail(STATGPU_CUDA_INVALID_ARGUMENT,
+                             "an empty cluster cannot be re-seeded: the data have fewer than k distinct rows");
+        counts[labels[farthest]] -= 1;
+        labels[farthest] = empty;
+        counts[empty] = 1;
+        distance[farthest] = -1.0;
+        ++*moved;
+    }
+    return call.check(cudaMemcpyAsync(session->d_labels, labels.data(), n * sizeof(int32_t), cudaMemcpyHostToDevice,
+                                      stream), "writing the re-seeded labels") &&
+           call.check(cudaStreamSynchronize(stream), "writing the re-seeded labels");
+}
+
+} /* namespace */
+
+statgpu_cuda_status kmeans_begin(statgpu_cuda_state *state, const double *data, size_t n_obs, size_t n_vars,
+                                 size_t ld, size_t k, statgpu_cuda_kmeans_session **out_session,
+                                 statgpu_cuda_timing *timing, char *msg, size_t msg_bytes)
+{
+    KmeansCall call(msg, msg_bytes);
+    if (out_session == nullptr) {
+        call.fail(STATGPU_CUDA_INVALID_ARGUMENT, "kmeans_begin: out_session is NULL");
+        return call.status();
+    }
+    *out_session = nullptr;
+    if (state == nullptr || data == nullptr || n_obs == 0 || n_vars == 0 || ld < n_obs || k == 0 || k > n_obs ||
+        k > INT32_MAX || n_vars > INT32_MAX) {
+        call.fail(STATGPU_CUDA_INVALID_ARGUMENT, "kmeans_begin: invalid arguments");
+        return call.status();
+    }
+    if (!call.check(cudaSetDevice(state->device), "selecting the CUDA device"))
+        return call.status();
+
+    statgpu_cuda_kmeans_session *session = new (std::nothrow) statgpu_cuda_kmeans_session;
+    if (session == nullptr) {
+        call.fail(STATGPU_CUDA_OUT_OF_MEMORY, "kmeans_begin: out of host memory");
+        return call.status();
+    }
+    session->state = state;
+    session->n_obs = n_obs;
+    session->n_vars = static_cast<int>(n_vars);
+    session->k = static_cast<int>(k);
+
+    int optin = 0;
+    (void)cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, state->device);
+    plan_kmeans(session, std::min<size_t>(kSharedBudget, optin > 0 ? static_cast<size_t>(optin) : 48 * 1024));
+
+    const size_t kd = k * n_vars;
+    cudaStream_t stream = state->stream;
+    bool ok = call.check(cudaMalloc(&session->d_data, n_obs * n_vars * sizeof(double)), "allocating the k-means data") &&
+              call.check(cudaMalloc(&session->d_labels, n_obs * sizeof(int32_t)), "allocating the labels") &&
+              call.check(cudaMalloc(&session->d_partials,
+                                    static_cast<size_t>(session->grid) * session->partial_stride * sizeof(double)),
+                         "allocating the k-means partial sums") &&
+              call.check(cudaMalloc(&session->d_centroids, kd * sizeof(double)), "allocating the centroids") &&
+              call.check(cudaMalloc(&session->d_next, kd * sizeof(double)), "allocating the centroids") &&
+              call.check(cudaMalloc(&session->d_reduced, session->partial_stride * sizeof(double)),
+                         "allocating the k-means sums") &&
+              call.check(cudaMalloc(&session->d_counter, sizeof(unsigned)), "allocating the k-means counter") &&
+              call.check(cudaMemsetAsync(session->d_counter, 0, sizeof(unsigned), stream), "clearing the k-means counter") &&
+              call.check(cudaMalloc(&session->d_counts, k * sizeof(double)), "allocating the cluster sizes") &&
+              call.check(cudaMalloc(&session->d_wss, k * sizeof(double)), "allocating the within sums of squares") &&
+              call.check(cudaMalloc(&session->d_totals, kTotalCount * sizeof(double)), "allocating the totals") &&
+              call.check(cudaMallocHost(&session->h_totals, kTotalCount * sizeof(double)), "allocating the totals");
+    if (ok && session->shared_bytes > 48 * 1024)
+        ok = call.check(cudaFuncSetAttribute(assign_kernel_of(session), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(session->shared_bytes)),
+                        "reserving shared memory for the k-means assignment");
+    if (ok) {
+        cudaEvent_t *events = state->events;
+        ok = call.check(cudaEventRecord(events[kEventStart], stream), "recording an event") &&
+             call.check(cudaMemcpy2DAsync(session->d_data, n_obs * sizeof(double), data, ld * sizeof(double),
+                                          n_obs * sizeof(double), n_vars, cudaMemcpyHostToDevice, stream),
+                        "copying the k-means data to the GPU") &&
+             call.check(cudaEventRecord(events[kEventEnd], stream), "recording an event") &&
+             call.check(cudaStreamSynchronize(stream), "copying the k-means data to the GPU");
+        if (ok && timing != nullptr)
+            timing->transfer_seconds += elapsed_ms(events[kEventStart], events[kEventEnd]) * 1e-3;
+    }
+    if (!ok) {
+        free_session(session);
+        return call.status();
+    }
+    *out_session = session;
+    if (msg != nullptr && msg_bytes > 0)
+        msg[0] = '\0';
+    return STATGPU_CUDA_OK;
+}
+
+statgpu_cuda_status kmeans_lloyd(statgpu_cuda_kmeans_session *session, size_t max_iterations,
+                                 double absolute_tolerance, statgpu_cuda_cancel_fn cancelled,
+                                 void *cancel_user_data, statgpu_cuda_kmeans_run *run,
+                                 statgpu_cuda_timing *timing, char *msg, size_t msg_bytes)
+{
+    KmeansCall call(msg, msg_bytes);
+    if (session == nullptr || run == nullptr || run->centroids == nullptr || run->labels == nullptr ||
+        run->cluster_sizes == nullptr || run->within_ss == nullptr) {
+        call.fail(STATGPU_CUDA_INVALID_ARGUMENT, "kmeans_lloyd: invalid arguments");
+        return call.status();
+    }
+    statgpu_cuda_state *state = session->state;
+    if (!call.check(cudaSetDevice(state->device), "selecting the CUDA device"))
+        return call.status();
+    cudaStream_t stream = state->stream;
+    cudaEvent_t *events = state->events;
+    const uint64_t n = session->n_obs;
+    const size_t k = static_cast<size_t>(session->k), kd = k * session->n_vars;
+
+    run->converged = 0;
+    run->reseed_count = 0;
+    run->iterations = 0;
+    run->inertia = 0.0;
+    if (!call.check(cudaEventRecord(events[kEventStart], stream), "recording an event") ||
+        !call.check(cudaMemcpyAsync(session->d_centroids, run->centroids, kd * sizeof(double), cudaMemcpyHostToDevice,
+                                    stream), "copying the initial centroids to the GPU") ||
+        !call.check(cudaMemsetAsync(session->d_labels, 0xff, n * sizeof(int32_t), stream), "clearing the labels"))
+        return call.status();
+
+    bool settled = false;  /* the last assignment changed no label */
+    while (run->iterations < max_iterations) {
+        if (cancelled != nullptr && cancelled(cancel_user_data) != 0) {
+            (void)cudaStreamSynchronize(stream);
+            call.fail(STATGPU_CUDA_CANCELLED, "cancelled");
+            return call.status();
+        }
+        if (!lloyd_pass(call, session, false))
+            return call.status();
+        ++run->iterations;
+        double changed = session->h_totals[kTotalChanged];
+        if (session->h_totals[kTotalEmpty] > 0.0) {
+            size_t moved = 0;
+            if (!reseed_empty(call, session, &moved) || !lloyd_pass(call, session, true))
+                return call.status();
+            changed += static_cast<double>(moved);
+            run->reseed_count += moved;
+        }
+        const double shift = session->h_totals[kTotalShift];
+        std::swap(session->d_centroids, session->d_next);
+        /* scikit-learn's order: unchanged labels first, then the tolerance. */
+        if (changed == 0.0) {
+            settled = true;
+            run->converged = 1;
+            break;
+        }
+        if (shift <= absolute_tolerance) {
+            run->converged = 1;
+            break;
+        }
+    }
+    /* Labels are each row's nearest centroid: one more assignment unless the
+     * last one changed nothing (then its sums of squares are the final ones). */
+    if (!settled && !lloyd_pass(call, session, false))
+        return call.status();
+    if (!call.check(cudaEventRecord(events[kEventData], stream), "recording an event"))
+        return call.status();
+
+    std::vector<double> counts(k);
+    if (!call.check(cudaMemcpyAsync(run->centroids, session->d_centroids, kd * sizeof(double), cudaMemcpyDeviceToHost,
+                                    stream), "reading the centroids") ||
+        !call.check(cudaMemcpyAsync(run->labels, session->d_labels, n * sizeof(int32_t), cudaMemcpyDeviceToHost,
+                                    stream), "reading the labels") ||
+        !call.check(cudaMemcpyAsync(counts.data(), session->d_counts, k * sizeof(double), cudaMemcpyDeviceToHost,
+                                    stream), "reading the cluster sizes") ||
+        !call.check(cudaMemcpyAsync(run->within_ss, session->d_wss, k * sizeof(double), cudaMemcpyDeviceToHost,
+                                    stream), "reading the within sums of squares") ||
+        !call.check(cudaEventRecord(events[kEventEnd], stream), "recording an event") ||
+        !call.check(cudaStreamSynchronize(stream), "reading the k-means result"))
+        return call.status();
+    for (size_t j = 0; j < k; ++j)
+        run->cluster_sizes[j] = static_cast<size_t>(counts[j]);
+    run->inertia = session->h_totals[kTotalInertia];
+    if (timing != nullptr) {
+        timing->compute_seconds += elapsed_ms(events[kEventStart], events[kEventData]) * 1e-3;
+        timing->transfer_seconds += elapsed_ms(events[kEventData], events[kEventEnd]) * 1e-3;
+    }
+    if (msg != nullptr && msg_bytes > 0)
+        msg[0] = '\0';
+    return STATGPU_CUDA_OK;
+}
+
+void kmeans_end(statgpu_cuda_kmeans_session *session)
+{
+    free_session(session);
+}
+
+} /* namespace statgpu_cuda */

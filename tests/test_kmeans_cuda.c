@@ -1,0 +1,519 @@
+/*
+ * test_kmeans_cuda.c: k-means on the CUDA backend against a brute-force Lloyd
+ * (test_kmeans_lloyd.h, from the definitions in statgpu.h) and against the engine's CPU
+ * backend, on the same data and initial centroids: shapes that reach every
+ * kernel path (1 to 100 variables, k from 1 to 300, fewer rows than one tile
+ * and many tiles, accumulators in shared and in global memory), k-means++
+ * starts, re-seeded empty clusters, reproducibility (two runs, same bits),
+ * data with fewer than k distinct rows, cancellation, the backend report and
+ * the AUTO threshold.
+ *
+ * Tolerances: the GPU sums in another order than the CPU and uses fused
+ * multiply-adds in its distances, so the two agree to rounding: centroids
+ * within 1e-12 relative (absolute floor 1e-12 x the data's largest magnitude),
+ * inertia and within sums of squares within 1e-11 relative. Labels,
+ * iterations, convergence and re-seeds must be equal where no observation,
+ * at any iteration of the brute force, has its two nearest centroids within
+ * 1e-9 relative of each other (a near tie, where rounding may pick either):
+ * the brute force records the smallest such gap, and cases with a near tie
+ * are only checked for consistency (each label the nearest centroid but for
+ * near ties). Such cases are rare; the test requires most cases exact.
+ *
+ * Skipped (exit 77) where CUDA is unusable, unless STATGPU_EXPECT_CUDA=1,
+ * which makes that a failure.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "statgpu.h"
+#include "test_support.h"
+#include "test_kmeans_lloyd.h"
+
+#define TIE_GAP 1e-9
+
+static statgpu_context *g_cuda;
+static statgpu_context *g_cpu;
+static char             g_skip_reason[256];
+
+static statgpu_context *make_context(statgpu_backend backend, uint64_t seed)
+{
+    statgpu_context_params params;
+    statgpu_context_params_init(&params);
+    params.backend = backend;
+    params.seed = seed;
+    statgpu_context *context = NULL;
+    assert_int_equal(statgpu_context_create(&params, &context), STATGPU_OK);
+    return context;
+}
+
+static void assert_ran_on(statgpu_context *context, statgpu_backend backend)
+{
+    statgpu_backend_report report;
+    assert_int_equal(statgpu_context_backend_report(context, &report), STATGPU_OK);
+    if (report.last_used != backend)
+        fail_msg("k-means ran on %s, not %s: %s", statgpu_backend_name(report.last_used),
+                 statgpu_backend_name(backend), report.note);
+}
+
+static statgpu_kmeans_result *fit(statgpu_context *context, statgpu_backend backend, const double *data, size_t n,
+                                  size_t d, size_t k, const statgpu_kmeans_params *params)
+{
+    statgpu_kmeans_result *result = NULL;
+    statgpu_status status = statgpu_kmeans(context, data, n, d, n, k, params, &result);
+    if (status != STATGPU_OK)
+        fail_msg("statgpu_kmeans n=%zu d=%zu k=%zu on %s: %s (%s)", n, d, k, statgpu_backend_name(backend),
+                 statgpu_status_string(status), statgpu_context_last_error(context));
+    assert_ran_on(context, backend);
+    return result;
+}
+
+/* Gaussian blobs (standard deviation 1) around centres within +-2 separation,
+ * shifted by offset in every variable; column-major, leading dimension n. */
+static double *make_blobs(size_t n, size_t d, size_t blobs, double separation, double offset, uint64_t seed)
+{
+    double *data = malloc(n * d * sizeof *data);
+    double *centres = malloc(blobs * d * sizeof *centres);
+    test_rng rng = { seed };
+    for (size_t b = 0; b < blobs * d; ++b)
+        centres[b] = separation * (test_rng_uniform(&rng) * 4.0 - 2.0);
+    for (size_t i = 0; i < n; ++i) {
+        size_t blob = test_rng_next(&rng) % blobs;
+        for (size_t v = 0; v < d; ++v)
+            data[i + n * v] = offset + centres[blob * d + v] + test_rng_normal(&rng);
+    }
+    free(centres);
+    return data;
+}
+
+/* k distinct rows as column-major initial centroids (leading dimension k). */
+static double *pick_rows(const double *data, size_t n, size_t d, size_t k, uint64_t seed)
+{
+    double *centres = malloc(k * d * sizeof *centres);
+    char *taken = calloc(n, 1);
+    test_rng rng = { seed };
+    for (size_t j = 0; j < k; ++j) {
+        size_t row;
+        do
+            row = test_rng_next(&rng) % n;
+        while (taken[row]);
+        taken[row] = 1;
+        for (size_t v = 0; v < d; ++v)
+            centres[j + k * v] = data[row + n * v];
+    }
+    free(taken);
+    return centres;
+}
+
+/* ------------------------------------------------------------- comparisons */
+
+static int close_to(double a, double b, double relative, double absolute)
+{
+    return a == b || fabs(a - b) <= relative * fabs(b) + absolute;
+}
+
+static double largest_magnitude(const double *data, size_t count)
+{
+    double largest = 0.0;
+    for (size_t i = 0; i < count; ++i)
+        largest = fabs(data[i]) > largest ? fabs(data[i]) : largest;
+    return largest;
+}
+
+/* The GPU's result against an expected one: everything equal but rounding. */
+static void assert_same_fit(const statgpu_kmeans_result *gpu, const int32_t *labels, const size_t *sizes,
+                            const double *centroids, double inertia, size_t iterations, int converged,
+                            size_t reseeds, double scale, const char *what)
+{
+    size_t n = gpu->n_obs, k = gpu->k, d = gpu->n_vars;
+    for (size_t i = 0; i < n; ++i)
+        if (gpu->labels[i] != labels[i])
+            fail_msg("%s: observation %zu has label %d on the GPU, %d expected", what, i, gpu->labels[i], labels[i]);
+    for (size_t j = 0; j < k; ++j)
+        if (gpu->cluster_sizes[j] != sizes[j])
+            fail_msg("%s: cluster %zu has %zu observations on the GPU, %zu expected", what, j, gpu->cluster_sizes[j],
+                     sizes[j]);
+    for (size_t e = 0; e < k * d; ++e)
+        if (!close_to(gpu->centroids[e], centroids[e], 1e-12, 1e-12 * scale))
+            fail_msg("%s: centroid %zu variable %zu is %.17g on the GPU, %.17g expected", what, e % k, e / k,
+                     gpu->centroids[e], centroids[e]);
+    if (!close_to(gpu->inertia, inertia, 1e-11, 0.0))
+        fail_msg("%s: inertia %.17g on the GPU, %.17g expected", what, gpu->inertia, inertia);
+    if (gpu->iterations != iterations || gpu->converged != converged || gpu->reseed_count != reseeds)
+        fail_msg("%s: %zu iterations (converged %d, %zu re-seeds) on the GPU, %zu (%d, %zu) expected", what,
+                 gpu->iterations, gpu->converged, gpu->reseed_count, iterations, converged, reseeds);
+}
+
+/* A result is a fixed point of its own centroids: every label is the nearest
+ * centroid but for near ties, sizes and within sums of squares match the
+ * labels, the inertia is their sum. */
+static void assert_consistent(const statgpu_kmeans_result *result, const double *data, const char *what)
+{
+    size_t n = result->n_obs, d = result->n_vars, k = result->k;
+    size_t *sizes = calloc(k, sizeof *sizes);
+    double *within = calloc(k, sizeof *within);
+    double inertia = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+        int32_t label = result->labels[i];
+        assert_true(label >= 0 && (size_t)label < k);
+        double own = row_distance(data, n, d, i, result->centroids, k, (size_t)label);
+        for (size_t j = 0; j < k; ++j) {
+            double other = row_distance(data, n, d, i, result->centroids, k, j);
+            if (other < own && (own - other) > TIE_GAP * own)
+                fail_msg("%s: observation %zu is nearer centroid %zu (%.17g) than its own %d (%.17g)", what, i, j,
+                         other, label, own);
+        }
+        sizes[label]++;
+        within[label] += own;
+        inertia += own;
+    }
+    for (size_t j = 0; j < k; ++j) {
+        assert_int_equal(result->cluster_sizes[j], sizes[j]);
+        if (!close_to(result->within_ss[j], within[j], 1e-11, 1e-300))
+            fail_msg("%s: within_ss[%zu] %.17g, recomputed %.17g", what, j, result->within_ss[j], within[j]);
+    }
+    if (!close_to(result->inertia, inertia, 1e-11, 0.0))
+        fail_msg("%s: inertia %.17g, recomputed %.17g", what, result->inertia, inertia);
+    free(sizes);
+    free(within);
+}
+
+static void assert_same_bits(const statgpu_kmeans_result *a, const statgpu_kmeans_result *b)
+{
+    size_t n = a->n_obs, k = a->k, d = a->n_vars;
+    assert_memory_equal(a->centroids, b->centroids, k * d * sizeof *a->centroids);
+    assert_memory_equal(a->labels, b->labels, n * sizeof *a->labels);
+    assert_memory_equal(a->cluster_sizes, b->cluster_sizes, k * sizeof *a->cluster_sizes);
+    assert_memory_equal(a->within_ss, b->within_ss, k * sizeof *a->within_ss);
+    assert_true(test_same_bits(a->inertia, b->inertia));
+    assert_int_equal(a->iterations, b->iterations);
+    assert_int_equal(a->converged, b->converged);
+}
+
+/* ------------------------------------------------------------------ tests */
+
+#define SKIP_WITHOUT_CUDA() TEST_SKIP_IF(g_skip_reason)
+
+typedef struct shape {
+    size_t n, d, k;
+} shape;
+
+/* Every kernel path: padded widths 4, 8, 16 (two rows a thread), 32 (one),
+ * the generic kernel (33 and 100 variables), centroids in shared or global
+ * memory, accumulators per warp, shared by warps, or in global memory; fewer
+ * rows than one tile (512 rows up to 16 variables, 256 beyond) and many. */
+static const shape g_shapes[] = {
+    { 100, 1, 1 },   { 300, 1, 2 },    { 5000, 1, 16 },  { 100, 2, 1 },    { 4000, 2, 64 },  { 700, 3, 300 },
+    { 3000, 3, 16 }, { 3001, 5, 64 },  { 511, 16, 16 },  { 20000, 16, 64 }, { 2000, 16, 300 }, { 3000, 32, 16 },
+    { 257, 33, 2 },  { 5000, 33, 16 }, { 200, 100, 1 },  { 3000, 100, 64 }, { 1500, 100, 300 },
+};
+
+static void test_given_centroids_match_brute_force_and_cpu(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CUDA();
+    size_t cases = 0, exact = 0;
+    for (size_t s = 0; s < sizeof g_shapes / sizeof g_shapes[0]; ++s)
+        for (int variant = 0; variant < 2; ++variant) {
+            size_t n = g_shapes[s].n, d = g_shapes[s].d, k = g_shapes[s].k;
+            /* variant 1: data far from the origin, the tolerance, few iterations */
+            double offset = variant ? 1000.0 : 0.0;
+            double *data = make_blobs(n, d, 1 + s % 7 + k / 8, 3.0, offset, 100 + s);
+            double *initial = pick_rows(data, n, d, k, 200 + s + 1000 * (size_t)variant);
+            statgpu_kmeans_params params;
+            statgpu_kmeans_params_init(&params);
+            params.init = STATGPU_KMEANS_INIT_GIVEN;
+            params.initial_centroids = initial;
+            params.tolerance = variant ? 1e-4 : 0.0;
+            params.max_iterations = variant ? 5 : 60;
+            char what[160];
+            snprintf(what, sizeof what, "n=%zu d=%zu k=%zu offset=%g tol=%g", n, d, k, offset, params.tolerance);
+
+            reference_fit expected = reference_lloyd(data, n, d, k, initial, params.max_iterations, params.tolerance);
+            statgpu_kmeans_result *gpu = fit(g_cuda, STATGPU_BACKEND_CUDA, data, n, d, k, &params);
+            statgpu_kmeans_result *cpu = fit(g_cpu, STATGPU_BACKEND_CPU, data, n, d, k, &params);
+            double scale = largest_magnitude(data, n * d);
+            assert_consistent(gpu, data, what);
+            if (expected.min_gap > TIE_GAP) {
+                int32_t *labels = malloc(n * sizeof *labels);
+                for (size_t i = 0; i < n; ++i)
+                    labels[i] = expected.labels[i];
+                assert_same_fit(gpu, labels, expected.sizes, expected.centroids, expected.inertia,
+                                expected.iterations, expected.converged, expected.reseeds, scale, what);
+                assert_same_fit(gpu, cpu->labels, cpu->cluster_sizes, cpu->centroids, cpu->inertia, cpu->iterations,
+                                cpu->converged, cpu->reseed_count, scale, what);
+                for (size_t j = 0; j < k; ++j)
+                    if (!close_to(gpu->within_ss[j], cpu->within_ss[j], 1e-11, 1e-300))
+                        fail_msg("%s: within_ss[%zu] %.17g on the GPU, %.17g on the CPU", what, j, gpu->within_ss[j],
+                                 cpu->within_ss[j]);
+                free(labels);
+                ++exact;
+            } else {
+                print_message("%s: a near tie (relative gap %.3g): checked for consistency only\n", what,
+                              expected.min_gap);
+            }
+            ++cases;
+            statgpu_kmeans_result_destroy(gpu);
+            statgpu_kmeans_result_destroy(cpu);
+            reference_free(&expected);
+            free(initial);
+            free(data);
+        }
+    print_message("%zu cases, %zu compared exactly with the brute force and the CPU\n", cases, exact);
+    assert_true(exact * 10 >= cases * 8);
+}
+
+static void test_plus_plus_matches_cpu(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CUDA();
+    const shape shapes[] = { { 6000, 2, 5 }, { 20000, 16, 16 }, { 4000, 33, 8 } };
+    for (size_t s = 0; s < 3; ++s) {
+        size_t n = shapes[s].n, d = shapes[s].d, k = shapes[s].k;
+        double *data = make_blobs(n, d, k, 4.0, 0.0, 300 + s);
+        statgpu_kmeans_params params;
+        statgpu_kmeans_params_init(&params);
+        params.init = STATGPU_KMEANS_INIT_PLUS_PLUS;
+        params.restart_count = 3;
+        params.seed = 17;
+        statgpu_context *cuda = make_context(STATGPU_BACKEND_CUDA, 99);
+        statgpu_context *cpu_context = make_context(STATGPU_BACKEND_CPU, 99);
+        statgpu_kmeans_result *gpu = fit(cuda, STATGPU_BACKEND_CUDA, data, n, d, k, &params);
+        statgpu_kmeans_result *cpu = fit(cpu_context, STATGPU_BACKEND_CPU, data, n, d, k, &params);
+        char what[96];
+        snprintf(what, sizeof what, "k-means++ n=%zu d=%zu k=%zu", n, d, k);
+        assert_consistent(gpu, data, what);
+        /* The same starts (drawn on the CPU) and, on blobs this far apart, the
+         * same runs: a difference would need a near tie. */
+        assert_int_equal(gpu->best_restart, cpu->best_restart);
+        assert_same_fit(gpu, cpu->labels, cpu->cluster_sizes, cpu->centroids, cpu->inertia, cpu->iterations,
+                        cpu->converged, cpu->reseed_count, largest_magnitude(data, n * d), what);
+        statgpu_kmeans_result_destroy(gpu);
+        statgpu_kmeans_result_destroy(cpu);
+        statgpu_context_destroy(cuda);
+        statgpu_context_destroy(cpu_context);
+        free(data);
+    }
+}
+
+static void test_two_runs_same_bits(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CUDA();
+    const shape shapes[] = { { 200000, 16, 32 }, { 50000, 3, 7 }, { 30000, 40, 20 } };
+    for (size_t s = 0; s < 3; ++s) {
+        size_t n = shapes[s].n, d = shapes[s].d, k = shapes[s].k;
+        double *data = make_blobs(n, d, k, 1.0, 0.0, 400 + s);  /* overlapping: many iterations */
+        statgpu_kmeans_params params;
+        statgpu_kmeans_params_init(&params);
+        params.restart_count = 2;
+        params.seed = 5;
+        statgpu_context *other = make_context(STATGPU_BACKEND_CUDA, 0);
+        statgpu_kmeans_result *first = fit(g_cuda, STATGPU_BACKEND_CUDA, data, n, d, k, &params);
+        statgpu_kmeans_result *second = fit(g_cuda, STATGPU_BACKEND_CUDA, data, n, d, k, &params);
+        statgpu_kmeans_result *third = fit(other, STATGPU_BACKEND_CUDA, data, n, d, k, &params);
+        assert_same_bits(first, second);
+        assert_same_bits(first, third);
+        assert_consistent(first, data, "reproducibility");
+        statgpu_kmeans_result_destroy(first);
+        statgpu_kmeans_result_destroy(second);
+        statgpu_kmeans_result_destroy(third);
+        statgpu_context_destroy(other);
+        free(data);
+    }
+}
+
+static void test_empty_clusters_are_reseeded(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CUDA();
+    const shape shapes[] = { { 3000, 2, 6 }, { 5000, 16, 20 }, { 800, 40, 5 } };
+    for (size_t s = 0; s < 3; ++s) {
+        size_t n = shapes[s].n, d = shapes[s].d, k = shapes[s].k;
+        double *data = make_blobs(n, d, 4, 3.0, 0.0, 500 + s);
+        double *initial = pick_rows(data, n, d, k, 600 + s);
+        for (size_t j = 1; j < k; ++j)  /* all but one centroid far away: they empty */
+            for (size_t v = 0; v < d; ++v)
+                initial[j + k * v] = 100.0 + (double)j;
+        statgpu_kmeans_params params;
+        statgpu_kmeans_params_init(&params);
+        params.init = STATGPU_KMEANS_INIT_GIVEN;
+        params.initial_centroids = initial;
+        params.tolerance = 0.0;
+        reference_fit expected = reference_lloyd(data, n, d, k, initial, params.max_iterations, 0.0);
+        statgpu_kmeans_result *gpu = fit(g_cuda, STATGPU_BACKEND_CUDA, data, n, d, k, &params);
+        char what[96];
+        snprintf(what, sizeof what, "re-seeding n=%zu d=%zu k=%zu", n, d, k);
+        assert_true(expected.reseeds >= k - 1);
+        assert_consistent(gpu, data, what);
+        if (expected.min_gap > TIE_GAP) {
+            int32_t *labels = malloc(n * sizeof *labels);
+            for (size_t i = 0; i < n; ++i)
+                labels[i] = expected.labels[i];
+            assert_same_fit(gpu, labels, expected.sizes, expected.centroids, expected.inertia, expected.iterations,
+                            expected.converged, expected.reseeds, largest_magnitude(data, n * d), what);
+            free(labels);
+        } else {
+            assert_true(gpu->reseed_count >= k - 1);
+        }
+        for (size_t j = 0; j < k; ++j)
+            assert_true(gpu->cluster_sizes[j] > 0);
+        reference_free(&expected);
+        statgpu_kmeans_result_destroy(gpu);
+        free(initial);
+        free(data);
+    }
+}
+
+static void test_fewer_distinct_rows_than_k(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CUDA();
+    size_t n = 600, d = 2, k = 5;
+    double *data = malloc(n * d * sizeof *data);
+    for (size_t i = 0; i < n; ++i) {
+        data[i] = (double)(i % 3);
+        data[i + n] = -(double)(i % 3);
+    }
+    double initial[10] = { 0, 1, 2, 50, 60, 0, -1, -2, 50, 60 };
+    statgpu_kmeans_params params;
+    statgpu_kmeans_params_init(&params);
+    params.init = STATGPU_KMEANS_INIT_GIVEN;
+    params.initial_centroids = initial;
+    statgpu_kmeans_result *result = NULL;
+    assert_int_equal(statgpu_kmeans(g_cuda, data, n, d, n, k, &params, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_null(result);
+    assert_non_null(strstr(statgpu_context_last_error(g_cuda), "distinct"));
+    free(data);
+}
+
+typedef struct progress_log {
+    size_t calls, cancel_at;
+} progress_log;
+
+static int count_and_cancel(void *user_data, double fraction)
+{
+    (void)fraction;
+    progress_log *log = user_data;
+    return ++log->calls == log->cancel_at;
+}
+
+static void test_progress_and_cancellation(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CUDA();
+    size_t n = 5000, d = 3, k = 8;
+    double *data = make_blobs(n, d, 8, 0.8, 0.0, 700);
+    double *initial = pick_rows(data, n, d, k, 701);
+    progress_log log = { 0, 0 };
+    statgpu_context_params context_params;
+    statgpu_context_params_init(&context_params);
+    context_params.backend = STATGPU_BACKEND_CUDA;
+    context_params.progress = count_and_cancel;
+    context_params.progress_user_data = &log;
+    statgpu_context *context = NULL;
+    assert_int_equal(statgpu_context_create(&context_params, &context), STATGPU_OK);
+    statgpu_kmeans_params params;
+    statgpu_kmeans_params_init(&params);
+    params.init = STATGPU_KMEANS_INIT_GIVEN;
+    params.initial_centroids = initial;
+    params.tolerance = 0.0;
+    statgpu_kmeans_result *result = fit(context, STATGPU_BACKEND_CUDA, data, n, d, k, &params);
+    assert_int_equal(log.calls, result->iterations);  /* once per iteration */
+    assert_true(result->iterations > 3);
+    statgpu_kmeans_result_destroy(result);
+
+    log = (progress_log){ 0, 3 };
+    assert_int_equal(statgpu_kmeans(context, data, n, d, n, k, &params, &result), STATGPU_ERROR_CANCELLED);
+    assert_null(result);
+    assert_int_equal(log.calls, 3);
+    statgpu_context_destroy(context);
+    free(initial);
+    free(data);
+}
+
+static void test_backend_report_and_auto(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CUDA();
+    size_t n = 100000, d = 16, k = 4;  /* n d k = 6.4e6: AUTO takes the GPU */
+    double *data = make_blobs(n, d, k, 3.0, 0.0, 800);
+    statgpu_kmeans_params params;
+    statgpu_kmeans_params_init(&params);
+    params.restart_count = 1;
+    statgpu_kmeans_result *result = fit(g_cuda, STATGPU_BACKEND_CUDA, data, n, d, k, &params);
+    statgpu_backend_report report;
+    assert_int_equal(statgpu_context_backend_report(g_cuda, &report), STATGPU_OK);
+    assert_string_equal(report.note, "");
+    assert_true(report.last_transfer_seconds > 0.0);
+    assert_true(report.last_compute_seconds > 0.0);
+    print_message("n=%zu d=%zu k=%zu: %zu iterations, transfer %.3f ms, compute %.3f ms\n", n, d, k,
+                  result->iterations, report.last_transfer_seconds * 1e3, report.last_compute_seconds * 1e3);
+    statgpu_kmeans_result_destroy(result);
+
+    statgpu_context *automatic = make_context(STATGPU_BACKEND_AUTO, 0);
+    result = fit(automatic, STATGPU_BACKEND_CUDA, data, n, d, k, &params);
+    statgpu_kmeans_result_destroy(result);
+    double *small = make_blobs(1000, d, k, 3.0, 0.0, 801);  /* n d k = 64000: the CPU */
+    result = fit(automatic, STATGPU_BACKEND_CPU, small, 1000, d, k, &params);
+    statgpu_kmeans_result_destroy(result);
+    statgpu_context_destroy(automatic);
+    free(small);
+    free(data);
+}
+
+/* ---------------------------------------------------------------- main */
+
+static int setup(void **state)
+{
+    (void)state;
+    statgpu_context_params params;
+    statgpu_context_params_init(&params);
+    params.backend = STATGPU_BACKEND_CUDA;
+    if (statgpu_context_create(&params, &g_cuda) != STATGPU_OK)
+        return -1;
+    params.backend = STATGPU_BACKEND_CPU;
+    if (statgpu_context_create(&params, &g_cpu) != STATGPU_OK)
+        return -1;
+    statgpu_backend_report report;
+    statgpu_context_backend_report(g_cuda, &report);
+    if (!report.cuda_available)
+        snprintf(g_skip_reason, sizeof g_skip_reason, "no usable CUDA backend: %s", report.note);
+    else
+        printf("# backend cuda: %s (runtime %d, driver %d)\n", report.device_name, report.cuda_runtime_version,
+               report.cuda_driver_version);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    statgpu_context_destroy(g_cuda);
+    statgpu_context_destroy(g_cpu);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_given_centroids_match_brute_force_and_cpu),
+        cmocka_unit_test(test_plus_plus_matches_cpu),
+        cmocka_unit_test(test_two_runs_same_bits),
+        cmocka_unit_test(test_empty_clusters_are_reseeded),
+        cmocka_unit_test(test_fewer_distinct_rows_than_k),
+        cmocka_unit_test(test_progress_and_cancellation),
+        cmocka_unit_test(test_backend_report_and_auto),
+    };
+    int failures = cmocka_run_group_tests_name("kmeans[cuda]", tests, setup, teardown);
+    const char *expect = getenv("STATGPU_EXPECT_CUDA");
+    if (g_skip_reason[0] != '\0' && expect != NULL && strcmp(expect, "1") == 0) {
+        printf("FAILED: STATGPU_EXPECT_CUDA=1 and %s\n", g_skip_reason);
+        return 1;
+    }
+    return test_exit_code(failures, g_skip_reason);
+}
