@@ -1,10 +1,16 @@
 #!/usr/bin/env python3
-"""Tests of the statgpu command-line tool: results on CSV and raw binary input
-against Python's exact sorting, and a clear message with a non-zero exit status
-for every bad file or argument (never a crash).
+"""Tests of the statgpu command-line tool: order statistics on CSV and raw
+binary input against Python's exact sorting; kmeans against groups whose means
+are known and R's kmeans (tests/reference/kmeans_r.csv); lts against R's
+robustbase::ltsReg on stackloss (tests/reference/ltsfit_stackloss_r.csv) and a
+brute-force search for least median of squares; and a clear message with a
+non-zero exit status for every bad file or argument (never a crash).
 
 usage: test_cli.py PATH-TO-statgpu
 """
+import csv
+import io
+import itertools
 import math
 import os
 import random
@@ -56,6 +62,336 @@ def same(text, value):
         return float(text) == value
     except ValueError:
         return False
+
+
+# ---- kmeans and lts: CSV tables --------------------------------------------------
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from reference_checks import read_lts_stackloss_reference, same_partition, solve  # noqa: E402
+
+
+def table(text):
+    """The rows of a CSV output as lists of strings."""
+    return list(csv.reader(io.StringIO(text)))
+
+
+def close(a, b, relative):
+    return a == b or abs(a - b) <= relative * max(abs(b), 1e-300)
+
+
+def check_kmeans(write):
+    # Three groups far apart: the clustering is obvious, the centroids are the
+    # groups' means and the inertia their squared deviations (to 1e-12). Line 4
+    # has an empty field, line 8 an NA, and a blank line is not a row.
+    groups = [[(0.0, 0.1), (0.2, -0.1), (-0.1, 0.0), (0.1, 0.2)],
+              [(10.0, 10.0), (10.3, 9.8), (9.9, 10.1)],
+              [(-5.0, 20.0), (-5.2, 20.3), (-4.9, 19.8), (-5.1, 19.9)]]
+    rows = []
+    for group, members in enumerate(groups):
+        rows += [(group, x, y) for x, y in members]
+    random.Random(3).shuffle(rows)
+    lines = ['"east","north"']
+    expected = []
+    for index, (group, x, y) in enumerate(rows):
+        if index == 2:
+            lines.append(",4.5")
+            expected.append(None)
+        if index == 6:
+            lines += ["7.5,NA", ""]
+            expected.append(None)
+        lines.append("%r,%r" % (x, y))
+        expected.append(group)
+    path = write("three.csv", "\n".join(lines) + "\n")
+    means = sorted(tuple(sum(v) / len(members) for v in zip(*members)) for members in groups)
+    inertia = sum((x - mx) ** 2 + (y - my) ** 2 for members in groups
+                  for (mx, my) in [tuple(sum(v) / len(members) for v in zip(*members))] for x, y in members)
+    points = [(x, y) for _, x, y in rows]
+    cx, cy = sum(x for x, _ in points) / len(points), sum(y for _, y in points) / len(points)
+    total_ss = sum((x - cx) ** 2 + (y - cy) ** 2 for x, y in points)
+
+    code, out, err = run("kmeans", "3", path)
+    got = table(out)
+    check("kmeans centroids: header with the column names", code == 0 and got[0] == ["cluster", "east", "north"],
+          out + err)
+    centroids = sorted(tuple(float(v) for v in row[1:]) for row in got[1:])
+    check("kmeans centroids are the groups' means (1e-12)", len(centroids) == 3 and all(
+        close(a, b, 1e-12) for row, ref in zip(centroids, means) for a, b in zip(row, ref)), repr(centroids))
+    check("kmeans reports the rows left out", "left out 2 rows" in err, err)
+
+    code, out, _ = run("kmeans", "3", path, "--output", "labels")
+    got = table(out)
+    labels = [row[1] for row in got[1:]]
+    check("kmeans labels: a line per data row, numbered", code == 0 and got[0] == ["row", "cluster"]
+          and [row[0] for row in got[1:]] == [str(i + 1) for i in range(len(expected))], out)
+    check("kmeans labels: rows with an empty or NA field have an empty label",
+          [label == "" for label in labels] == [group is None for group in expected], repr(labels))
+    check("kmeans labels: the obvious partition", same_partition(
+        [label for label in labels if label], [group for group in expected if group is not None])
+        and set(label for label in labels if label) == {"1", "2", "3"}, repr(labels))
+
+    code, out, _ = run("kmeans", "3", path, "--output", "sizes")
+    got = table(out)
+    check("kmeans sizes", code == 0 and got[0] == ["cluster", "size"]
+          and sorted(int(row[1]) for row in got[1:]) == [3, 4, 4], out)
+
+    code, out, _ = run("kmeans", "3", path, "--output", "summary", "--restarts", "4", "--init", "parallel")
+    summary = dict(table(out)[1:]) if code == 0 else {}
+    check("kmeans summary: inertia and total_ss (1e-12), converged, restarts, init, rows",
+          summary and close(float(summary["inertia"]), inertia, 1e-12)
+          and close(float(summary["total_ss"]), total_ss, 1e-12) and summary["converged"] == "1"
+          and summary["restarts"] == "4" and summary["init"] == "k-means||" and summary["observations"] == "11"
+          and summary["rows_left_out"] == "2" and int(summary["iterations"]) >= 1, out)
+    code, out, _ = run("kmeans", "3", path, "--output", "summary", "--init", "++", "--tol", "0", "--max-iter", "50")
+    summary = dict(table(out)[1:]) if code == 0 else {}
+    check("kmeans --init ++ --tol 0: the same inertia", summary.get("init") == "k-means++"
+          and close(float(summary.get("inertia", "nan")), inertia, 1e-12), out)
+    code, out, _ = run("kmeans", "3", path, "--output", "summary", "--max-iter", "1", "--restarts", "1",
+                       "--init", "++")
+    summary = dict(table(out)[1:]) if code == 0 else {}
+    check("kmeans --max-iter 1: one iteration, not an error", summary.get("iterations") == "1", out)
+
+    # Old Faithful against R's kmeans (tests/reference/kmeans_r.csv): the
+    # optimum for k = 2 from any start, centres to 1e-10 as the engine test.
+    reference = os.path.join(ROOT, "tests", "reference")
+    faithful = os.path.join(reference, "faithful.csv")
+    with open(os.path.join(reference, "kmeans_r.csv"), newline="") as source:
+        r_case = next(row for row in csv.DictReader(source) if row["dataset"] == "faithful" and row["k"] == "2")
+    flat = [float(v) for v in r_case["centers"].split()]
+    r_centres = sorted([(flat[0], flat[2]), (flat[1], flat[3])])
+    code, out, _ = run("kmeans", "2", faithful, "--seed", "11", "--threads", "1")
+    got = table(out)
+    centroids = sorted(tuple(float(v) for v in row[1:]) for row in got[1:]) if code == 0 else []
+    check("kmeans on Old Faithful equals R's centres (1e-10)", got[0] == ["cluster", "eruptions", "waiting"]
+          and len(centroids) == 2 and all(close(a, b, 1e-10) for row, ref in zip(centroids, r_centres)
+                                          for a, b in zip(row, ref)), out)
+    code, again, _ = run("kmeans", "2", faithful, "--seed", "11")
+    check("kmeans: the same bits with one thread and all", code == 0 and again == out, again)
+    code, out, _ = run("kmeans", "2", faithful, "--output", "labels")
+    labels = [row[1] for row in table(out)[1:]]
+    check("kmeans on Old Faithful: R's partition", same_partition(labels, r_case["labels"].split()), out[:80])
+    code, out, _ = run("kmeans", "2", faithful, "--output", "summary")
+    summary = dict(table(out)[1:]) if code == 0 else {}
+    check("kmeans on Old Faithful: inertia equals R's tot.withinss (1e-10)",
+          close(float(summary.get("inertia", "nan")), float(r_case["tot_withinss"]), 1e-10), out)
+    code, out, _ = run("kmeans", "2", faithful, "--columns", "waiting,1")
+    got = table(out)
+    swapped = sorted(tuple(float(v) for v in row[:0:-1]) for row in got[1:]) if code == 0 else []
+    check("kmeans --columns by name and number, in that order", got[0] == ["cluster", "waiting", "eruptions"]
+          and all(close(a, b, 1e-10) for row, ref in zip(swapped, r_centres) for a, b in zip(row, ref)), out)
+    code, out, _ = run("kmeans", "1", "-", "--header", "no", stdin="1;2\n3;4\n")
+    check("kmeans from standard input, ';' separated, no header: k = 1 is the mean",
+          code == 0 and table(out) == [["cluster", "x1", "x2"], ["1", "2", "3"]], out)
+
+    constant = write("constant.csv", "a,b\n1,2\n1,2\n1,2\n")
+    text = write("kmtext.csv", "a,b\n1,2\n3,x\n")
+    cases = [
+        (("kmeans", "0", path), 1, "at least one cluster"),
+        (("kmeans", "-2", path), 1, "at least one cluster"),
+        (("kmeans", "12", path), 1, "more than the 11 observations"),
+        (("kmeans", "2", constant), 1, "distinct"),
+        (("kmeans", "two", path), 2, "K must be"),
+        (("kmeans", path), 2, "kmeans needs"),
+        (("kmeans", "2", path, "--output", "centres"), 2, "--output"),
+        (("kmeans", "2", path, "--init", "random"), 2, "--init"),
+        (("kmeans", "2", path, "--restarts", "many"), 2, "--restarts"),
+        (("kmeans", "2", path, "--restarts", "0"), 1, "restart"),
+        (("kmeans", "2", path, "--max-iter", "0"), 1, "max_iterations"),
+        (("kmeans", "2", path, "--tol", "-1"), 1, "tolerance"),
+        (("kmeans", "2", path, "--seed", "-1"), 2, "--seed"),
+        (("kmeans", "2", path, "--columns", "west"), 2, "no column named"),
+        (("kmeans", "2", path, "--columns", "1,1"), 2, "twice"),
+        (("kmeans", "2", path, "--columns", "9"), 2, "no column 9"),
+        (("kmeans", "2", path, "--format", "f64"), 2, "CSV only"),
+        (("kmeans", "2", path, "--alpha", "0.5"), 2, "only for lts"),
+        (("kmeans", "1", text), 2, "not a number"),
+        (("kmeans", "1", write("kmempty.csv", "")), 1, "no observations"),
+        (("median", path, "--restarts", "3"), 2, "only for kmeans"),
+    ]
+    for args, expected_code, expected_text in cases:
+        code, out, err = run(*args)
+        check(f"kmeans bad input {args}", code == expected_code and expected_text in err and out == "",
+              f"exit {code}, stderr {err!r}")
+
+
+def check_lts(write):
+    # R's robustbase::ltsReg on stackloss. Tolerances: 1e-9 relative for the
+    # coefficients, scales and objective (least squares on the same rows, solved
+    # another way), 1e-9 absolute for residuals (of size 0.1 to 9); the 0/1
+    # weights and the h-subset exactly.
+    r = read_lts_stackloss_reference(ROOT)
+    stackloss = os.path.join(ROOT, "samples", "stackloss.csv")
+    with open(stackloss, newline="") as source:
+        data = [[float(v) for v in row] for row in list(csv.reader(source))[1:]]
+    y = [row[3] for row in data]
+    x = [row[:3] for row in data]
+
+    def coefficients(*options):
+        code, out, err = run("lts", stackloss, "--y-column", "stack.loss", *options)
+        got = table(out)
+        return code, got, out + err
+
+    code, got, detail = coefficients()
+    check("lts coefficients: a term per row", code == 0 and [row[0] for row in got] ==
+          ["term", "(Intercept)", "Air.Flow", "Water.Temp", "Acid.Conc."] and got[0][1:] == ["coefficient",
+                                                                                             "raw_coefficient"],
+          detail)
+    if code == 0:
+        ours = [float(row[1]) for row in got[1:]]
+        raw = [float(row[2]) for row in got[1:]]
+        check("lts stackloss: the reweighted coefficients equal ltsReg's (1e-9)",
+              all(close(a, b, 1e-9) for a, b in zip(ours, r["default"]["coefficients"])),
+              "%r vs R %r" % (ours, r["default"]["coefficients"]))
+        check("lts stackloss: the raw coefficients equal ltsReg's (1e-9)",
+              all(close(a, b, 1e-9) for a, b in zip(raw, r["default"]["raw_coefficients"])),
+              "%r vs R %r" % (raw, r["default"]["raw_coefficients"]))
+    code, out, err = run("lts", stackloss, "--y-column", "4", "--output", "weights")
+    got = table(out)
+    check("lts weights: a 0/1 line per row, as ltsReg's lts.wt", code == 0 and got[0] == ["row", "weight"]
+          and [row[0] for row in got[1:]] == [str(i) for i in range(1, 22)]
+          and [float(row[1]) for row in got[1:]] == r["default"]["weights"], out + err)
+    code, out, err = run("lts", stackloss, "--y-column", "4", "--output", "residuals")
+    got = table(out)
+    check("lts residuals equal ltsReg's (1e-9 absolute)", code == 0 and got[0] == ["row", "residual"]
+          and len(got) == 22 and all(abs(float(row[1]) - ref) <= 1e-9
+                                     for row, ref in zip(got[1:], r["default"]["residuals"])), out + err)
+    code, out, err = run("lts", stackloss, "--y-column", "4", "--output", "subset")
+    got = table(out)
+    check("lts subset: the h rows of ltsReg's best", code == 0 and got[0] == ["row"]
+          and [float(row[0]) for row in got[1:]] == r["default"]["best"], out + err)
+    code, out, err = run("lts", stackloss, "--y-column", "4", "--output", "summary")
+    summary = dict(table(out)[1:]) if code == 0 else {}
+    reference = r["default"]
+    check("lts summary: criterion, h, objective, scales, outliers as ltsReg's",
+          summary.get("criterion") == "lts" and summary.get("h") == "13" and summary.get("alpha") == "0.5"
+          and close(float(summary.get("objective", "nan")), reference["objective"][0], 1e-9)
+          and close(float(summary.get("scale", "nan")), reference["scale"][0], 1e-9)
+          and close(float(summary.get("raw_scale", "nan")), reference["raw_scale"][0], 1e-9)
+          and summary.get("outliers") == "4" and summary.get("exact_fit") == "0"
+          and summary.get("intercept") == "1" and summary.get("observations") == "21"
+          and summary.get("rows_left_out") == "0", out + err)
+
+    for case, options, h in (("alpha75", ("--alpha", "0.75"), 17), ("no_intercept", ("--no-intercept",), 12)):
+        code, got, detail = coefficients(*options)
+        terms = [row[0] for row in got[1:]]
+        ours = [float(row[1]) for row in got[1:]] if code == 0 else []
+        raw = [float(row[2]) for row in got[1:]] if code == 0 else []
+        check("lts %s: coefficients and raw coefficients equal ltsReg's (1e-9)" % " ".join(options),
+              len(ours) == len(r[case]["coefficients"])
+              and ("(Intercept)" in terms) == (case != "no_intercept")
+              and all(close(a, b, 1e-9) for a, b in zip(ours, r[case]["coefficients"]))
+              and all(close(a, b, 1e-9) for a, b in zip(raw, r[case]["raw_coefficients"])), detail)
+        code, out, err = run("lts", stackloss, "--y-column", "4", "--output", "summary", *options)
+        summary = dict(table(out)[1:]) if code == 0 else {}
+        check("lts %s: h = %d" % (" ".join(options), h), summary.get("h") == str(h), out + err)
+
+    # The response first (the default), rows 3 and 10 with an empty and an NA
+    # field: left out, their per-row outputs empty; the fit is ltsReg's
+    # without those rows.
+    lines = ["loss;air;water;acid"]
+    for index, row in enumerate(data):
+        fields = ["%r" % row[3]] + ["%r" % v for v in row[:3]]
+        if index == 2:
+            fields[2] = ""
+        if index == 9:
+            fields[0] = "NA"
+        lines.append(";".join(fields))
+    dropped = write("stackloss_missing.csv", "\n".join(lines) + "\n")
+    code, out, err = run("lts", dropped)
+    got = table(out)
+    ours = [float(row[1]) for row in got[1:]] if code == 0 else []
+    check("lts with rows left out: ltsReg's fit without them (1e-9); y the first column",
+          [row[0] for row in got[1:]] == ["(Intercept)", "air", "water", "acid"]
+          and all(close(a, b, 1e-9) for a, b in zip(ours, r["rows_dropped"]["coefficients"]))
+          and "left out 2 rows" in err, out + err)
+    code, out, err = run("lts", dropped, "--output", "weights")
+    weights = [row[1] for row in table(out)[1:]]
+    expected = [str(int(w)) for w in r["rows_dropped"]["weights"]]
+    expected.insert(2, "")
+    expected.insert(9, "")
+    check("lts weights with rows left out: 21 lines, rows 3 and 10 empty", weights == expected, repr(weights))
+    code, out, err = run("lts", dropped, "--output", "subset")
+    subset = [int(row[0]) for row in table(out)[1:]] if code == 0 else []
+    expected = [b + (b >= 3) + (b >= 9) for b in map(int, r["rows_dropped"]["best"])]
+    check("lts subset with rows left out: numbered as the file's rows", subset == expected,
+          "%r vs %r" % (subset, expected))
+    code, out, _ = run("lts", dropped, "--columns", "water,acid,air")
+    got = table(out)
+    check("lts --columns chooses and orders the predictors", code == 0 and [row[0] for row in got[1:]] ==
+          ["(Intercept)", "water", "acid", "air"] and close(float(got[4][1]), r["rows_dropped"]["coefficients"][1],
+                                                            1e-9), out)
+
+    # LMS: with more starts than elemental subsets (5985), every one is
+    # tried; the objective is then no more than the best elemental fit's h-th
+    # smallest squared residual (found here by brute force), and it is the
+    # h-th smallest squared residual of the raw coefficients it reports.
+    h = 13
+    best = math.inf
+    design = [[1.0] + row for row in x]
+    for rows in itertools.combinations(range(len(y)), 4):
+        beta = solve([design[i] for i in rows], [y[i] for i in rows])
+        if beta is None:
+            continue
+        squares = sorted((yi - sum(b * v for b, v in zip(beta, di))) ** 2 for yi, di in zip(y, design))
+        best = min(best, squares[h - 1])
+    code, got, detail = coefficients("--lms", "--starts", "6000")
+    code_s, out, err = run("lts", stackloss, "--y-column", "4", "--lms", "--starts", "6000", "--output", "summary")
+    summary = dict(table(out)[1:]) if code_s == 0 else {}
+    if code == 0 and summary:
+        raw = [float(row[2]) for row in got[1:]]
+        squares = sorted((yi - sum(b * v for b, v in zip(raw, di))) ** 2 for yi, di in zip(y, design))
+        objective = float(summary["objective"])
+        check("lts --lms: criterion lms, objective the h-th smallest squared raw residual (1e-9)",
+              summary["criterion"] == "lms" and close(objective, squares[h - 1], 1e-9), out)
+        check("lts --lms over every elemental subset: objective <= the brute-force best (%.6g)" % best,
+              objective <= best * (1 + 1e-9), out)
+    else:
+        check("lts --lms runs", False, detail + err)
+
+    code, first, _ = run("lts", stackloss, "--y-column", "4", "--seed", "5", "--output", "summary")
+    code2, second, _ = run("lts", stackloss, "--y-column", "4", "--seed", "5", "--output", "summary")
+    check("lts: the same seed gives the same output", code == 0 and code2 == 0 and first == second, second)
+
+    # An exact fit: 15 of 20 rows on y = 1 + 2x.
+    rows = ["y,x"] + ["%r,%r" % (1 + 2 * i, float(i)) for i in range(15)] + \
+           ["%r,%r" % (40.0 + 3 * i, float(i)) for i in range(5)]
+    exact = write("exact.csv", "\n".join(rows) + "\n")
+    code, out, err = run("lts", exact, "--output", "summary")
+    summary = dict(table(out)[1:]) if code == 0 else {}
+    check("lts exact fit: exact_fit 1, scale 0, 5 outliers", summary.get("exact_fit") == "1"
+          and float(summary.get("scale", "nan")) == 0.0 and summary.get("outliers") == "5", out + err)
+    code, out, err = run("lts", exact)
+    got = table(out)
+    check("lts exact fit: the line y = 1 + 2x (1e-12)", code == 0 and close(float(got[1][2]), 1.0, 1e-12)
+          and close(float(got[2][2]), 2.0, 1e-12), out + err)
+
+    few = write("few.csv", "y,a,b\n1,2,3\n2,3,1\n3,1,2\n4,5,5\n5,4,1\n")
+    constant = write("ltsconstant.csv", "y,a,b\n" + "".join("%d,%d,7\n" % (i * i % 7, i) for i in range(12)))
+    only_y = write("onlyy.csv", "y\n1\n2\n3\n")
+    text = write("ltstext.csv", "y,x\n1,2\nthree,4\n")
+    cases = [
+        (("lts", stackloss, "--y-column", "4", "--alpha", "0.4"), 1, "alpha"),
+        (("lts", stackloss, "--y-column", "4", "--alpha", "1.5"), 1, "alpha"),
+        (("lts", stackloss, "--alpha", "half"), 2, "--alpha"),
+        (("lts", stackloss, "--output", "coef"), 2, "--output"),
+        (("lts", stackloss, "--y-column", "loss"), 2, "no column named"),
+        (("lts", stackloss, "--y-column", "5"), 2, "no column 5"),
+        (("lts", stackloss, "--starts", "-3"), 2, "--starts"),
+        (("lts", stackloss, "--seed", "x"), 2, "--seed"),
+        (("lts", stackloss, "--restarts", "3"), 2, "only for kmeans"),
+        (("lts", stackloss, "--format", "f32"), 2, "CSV only"),
+        (("lts", few), 1, "invalid argument"),
+        (("lts", constant), 1, "invalid argument"),
+        (("lts", only_y, "--no-intercept"), 2, "predictor"),
+        (("lts", text), 2, "not a number"),
+        (("lts", os.path.join(ROOT, "no-such-file.csv")), 2, "cannot open"),
+        (("lts",), 2, "no input file"),
+        (("median", stackloss, "--lms"), 2, "only for lts"),
+    ]
+    for args, expected_code, expected_text in cases:
+        code, out, err = run(*args)
+        check(f"lts bad input {args[1:]}", code == expected_code and expected_text in err and out == "",
+              f"exit {code}, stderr {err!r}")
 
 
 def main():
@@ -152,6 +488,9 @@ def main():
             code, out, err = run(*args)
             check(f"bad input {args[1:] or args}", code == expected_code and expected_text in err,
                   f"exit {code}, stderr {err!r}")
+
+        check_kmeans(write)
+        check_lts(write)
 
         code, out, _ = run("info")
         check("info names a backend", code == 0 and "backend: " in out, out)
