@@ -97,6 +97,33 @@ FUNCTIONS = [
                   "Optional: a whole number from 0 that chooses the random starts; the same Seed "
                   "gives the same clusters. Default 0.")]),
     Function(
+        "ltsFit", "LTSFIT", "any",
+        "Fits a straight line (a linear model) of Y on the columns of X by least trimmed squares, "
+        "a robust regression that outliers do not pull: the fit explains the share Alpha of the "
+        "rows best, then refits on the rows it does not flag (as R's robustbase::ltsReg). Returns "
+        "the coefficients, intercept first, or with Output the 0/1 weight of each row (0 flags an "
+        "outlier), the residuals or a summary. An Output ending in \" lms\" (such as "
+        "\"coefficients lms\") fits by least median of squares instead. Enter it as an array "
+        "formula over a range of that size.",
+        [Argument("y", RANGE, "Y",
+                  "The response: one column. A row with an empty or text cell in Y or X is left out "
+                  "of the fit, and its weight and residual are empty."),
+         Argument("x", RANGE, "X",
+                  "The predictors: one or more columns, with as many rows as Y."),
+         Argument("alpha", "any", "Alpha",
+                  "Optional: the share of the rows the fit must explain, from 0.5 (the default: the "
+                  "most robust, up to half the rows may be outliers) to 1."),
+         Argument("output", "any", "Output",
+                  "Optional: \"coefficients\" (the default; a column, the intercept first), \"weights\" "
+                  "(1, or 0 for an outlier, for each row of Y), \"residuals\" (of each row of Y) or "
+                  "\"summary\" (objective, h, scales, outliers and more, with their names); add "
+                  "\" lms\" for least median of squares."),
+         Argument("intercept", "any", "Intercept",
+                  "Optional: TRUE (the default) to fit an intercept, FALSE for a line through 0."),
+         Argument("seed", "any", "Seed",
+                  "Optional: a whole number from 0 that chooses the random starts; the same Seed "
+                  "gives the same fit. Default 0.")]),
+    Function(
         "gpuInfo", "GPUINFO", "string",
         "Returns the backend statgpu computes on: the GPU and its CUDA versions, "
         "or the CPU threads and why CUDA is not used.",

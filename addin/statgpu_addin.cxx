@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <utility>
@@ -325,6 +326,220 @@ Any kmeansTable(KmeansTable table, const statgpu_kmeans_result& result, const Ob
     return Any(summary);
 }
 
+// ---- LTSFIT -------------------------------------------------------------------
+
+// LTSFIT(Y; X; Alpha; Output; Intercept; Seed)
+constexpr sal_Int16 kLtsYArgument = 0;
+constexpr sal_Int16 kLtsXArgument = 1;
+constexpr sal_Int16 kLtsAlphaArgument = 2;
+constexpr sal_Int16 kLtsOutputArgument = 3;
+constexpr sal_Int16 kLtsInterceptArgument = 4;
+constexpr sal_Int16 kLtsSeedArgument = 5;
+
+// LTSFIT's Y and X, row by row: a row is an observation when Y's cell and
+// every cell of X's row give a number (kDataCells: an empty or text cell makes
+// the row missing).
+struct RegressionRows
+{
+    std::vector<double> y;         // count
+    std::vector<double> x;         // count x predictors, column-major
+    std::vector<bool> complete;    // per row of the ranges
+    std::size_t count = 0;
+    std::size_t predictors = 0;
+};
+
+RegressionRows readRegressionRows(const Range& y, const Range& x)
+{
+    const auto start = std::chrono::steady_clock::now();
+    RegressionRows rows;
+    const sal_Int32 row_count = y.getLength();
+    if (row_count == 0)
+        raiseCalcError(CalcError::IllegalArgument, "Y is empty", kLtsYArgument);
+    for (const Sequence<Any>& cells : y)
+        if (cells.getLength() != 1)
+            raiseCalcError(CalcError::IllegalArgument, "Y is not one column", kLtsYArgument);
+    if (x.getLength() != row_count)
+        raiseCalcError(CalcError::IllegalArgument, "X does not have as many rows as Y", kLtsXArgument);
+    rows.predictors = static_cast<std::size_t>(x[0].getLength());
+    if (rows.predictors == 0)
+        raiseCalcError(CalcError::IllegalArgument, "X has no column", kLtsXArgument);
+    rows.complete.assign(static_cast<std::size_t>(row_count), false);
+    std::vector<double> row_major;
+    row_major.reserve(cellCount(x));
+    rows.y.reserve(static_cast<std::size_t>(row_count));
+    for (sal_Int32 row = 0; row < row_count; ++row)
+    {
+        const Sequence<Any>& cells = x[row];
+        if (static_cast<std::size_t>(cells.getLength()) != rows.predictors)
+            raiseCalcError(CalcError::IllegalArgument, "the rows of X differ in length", kLtsXArgument);
+        double response = 0.0;
+        bool complete = readCell(y[row][0], kDataCells, kLtsYArgument, response);
+        const std::size_t mark = row_major.size();
+        for (const Any& cell : cells)
+        {
+            double value;
+            complete = readCell(cell, kDataCells, kLtsXArgument, value) && complete;
+            row_major.push_back(value);
+        }
+        if (complete)
+        {
+            rows.complete[static_cast<std::size_t>(row)] = true;
+            rows.y.push_back(response);
+        }
+        else
+            row_major.resize(mark);
+    }
+    rows.count = rows.y.size();
+    rows.x.resize(row_major.size());
+    for (std::size_t i = 0; i < rows.count; ++i)
+        for (std::size_t v = 0; v < rows.predictors; ++v)
+            rows.x[i + rows.count * v] = row_major[i * rows.predictors + v];
+    t_call_times.cells += cellCount(y) + cellCount(x);
+    t_call_times.convert_seconds += secondsSince(start);
+    return rows;
+}
+
+enum class LtsTable
+{
+    Coefficients,
+    Weights,
+    Residuals,
+    Summary
+};
+
+struct LtsOutput
+{
+    LtsTable table = LtsTable::Coefficients;
+    statgpu_lts_criterion criterion = STATGPU_LTS_SQUARES;
+};
+
+// Output: omitted (void) is the coefficients by least trimmed squares;
+// otherwise one of the words, in any case, optionally followed by "lms" (least
+// median of squares) or "lts" (the default criterion).
+LtsOutput readLtsOutput(const Any& output)
+{
+    LtsOutput chosen;
+    if (!output.hasValue())
+        return chosen;
+    OUString text;
+    if (output >>= text)
+    {
+        OUString word = text.trim();
+        const sal_Int32 space = word.indexOf(' ');
+        bool known_criterion = true;
+        if (space >= 0)
+        {
+            const OUString criterion = word.copy(space + 1).trim();
+            word = word.copy(0, space);
+            if (criterion.equalsIgnoreAsciiCase("lms"))
+                chosen.criterion = STATGPU_LTS_MEDIAN;
+            else
+                known_criterion = criterion.equalsIgnoreAsciiCase("lts");
+        }
+        const std::pair<const char*, LtsTable> words[] = { { "coefficients", LtsTable::Coefficients },
+                                                           { "weights", LtsTable::Weights },
+                                                           { "residuals", LtsTable::Residuals },
+                                                           { "summary", LtsTable::Summary } };
+        for (const auto& [name, table] : words)
+            if (known_criterion && word.equalsIgnoreAsciiCaseAscii(name))
+            {
+                chosen.table = table;
+                return chosen;
+            }
+    }
+    raiseCalcError(CalcError::IllegalArgument,
+                   "Output is not one of \"coefficients\", \"weights\", \"residuals\", \"summary\", "
+                   "optionally followed by \" lms\"",
+                   kLtsOutputArgument);
+}
+
+// Alpha: omitted (void) is the default; a number in [0.5, 1]; text is
+// #VALUE! and an empty cell 0 (so Err:502), as Calc reads a number argument.
+double readAlpha(const Any& argument, double default_value)
+{
+    if (!argument.hasValue())
+        return default_value;
+    double value = 0.0;
+    readCell(argument, kParameterCells, kLtsAlphaArgument, value);
+    if (!(value >= 0.5 && value <= 1.0))
+        raiseCalcError(CalcError::IllegalArgument, "Alpha is not between 0.5 and 1", kLtsAlphaArgument);
+    return value;
+}
+
+// Intercept: omitted (void) is TRUE; otherwise a boolean or a number, TRUE
+// when not 0, as Calc reads a logical argument; text is #VALUE!.
+bool readIntercept(const Any& argument)
+{
+    if (!argument.hasValue())
+        return true;
+    double value = 0.0;
+    readCell(argument, kParameterCells, kLtsInterceptArgument, value);
+    return value != 0.0;
+}
+
+// A column of numbers, and empty (void) cells for the rows left out.
+Range perRowColumn(const std::vector<bool>& complete, const std::function<double(std::size_t)>& value_of)
+{
+    Range column(static_cast<sal_Int32>(complete.size()));
+    std::size_t next = 0;
+    for (std::size_t row = 0; row < complete.size(); ++row)
+    {
+        Sequence<Any>& cell = column.getArray()[row];
+        cell.realloc(1);
+        if (complete[row])
+            cell.getArray()[0] <<= value_of(next++);
+    }
+    return column;
+}
+
+// The table LTSFIT returns.
+Any ltsTable(LtsTable table, const statgpu_lts_result& result, const RegressionRows& rows)
+{
+    switch (table)
+    {
+        case LtsTable::Coefficients:
+        {
+            Sequence<Sequence<double>> coefficients(static_cast<sal_Int32>(result.p));
+            for (std::size_t j = 0; j < result.p; ++j)
+            {
+                Sequence<double>& row = coefficients.getArray()[j];
+                row.realloc(1);
+                row.getArray()[0] = finiteResult(result.coefficients[j]);
+            }
+            return Any(coefficients);
+        }
+        case LtsTable::Weights:
+            return Any(perRowColumn(rows.complete,
+                                    [&](std::size_t i) { return static_cast<double>(result.weights[i]); }));
+        case LtsTable::Residuals:
+            return Any(perRowColumn(rows.complete, [&](std::size_t i) { return finiteResult(result.residuals[i]); }));
+        case LtsTable::Summary:
+            break;
+    }
+    const std::pair<const char*, double> summary_rows[] = {
+        { result.criterion == STATGPU_LTS_MEDIAN ? "objective (h-th smallest squared residual)"
+                                                 : "objective (sum of the h smallest squared residuals)",
+          result.objective },
+        { "h (rows the raw fit explains)", static_cast<double>(result.h) },
+        { "scale (reweighted fit)", result.scale },
+        { "raw scale", result.raw_scale },
+        { "outliers (weight 0)", static_cast<double>(result.outlier_count) },
+        { "least median of squares (1 yes, 0 no)", result.criterion == STATGPU_LTS_MEDIAN ? 1.0 : 0.0 },
+        { "exact fit (1 yes, 0 no)", static_cast<double>(result.exact_fit) },
+        { "observations used", static_cast<double>(result.n_obs) },
+        { "rows left out (missing values)", static_cast<double>(rows.complete.size() - result.n_obs) },
+    };
+    Range summary(static_cast<sal_Int32>(std::size(summary_rows)));
+    for (std::size_t r = 0; r < std::size(summary_rows); ++r)
+    {
+        Sequence<Any>& row = summary.getArray()[r];
+        row.realloc(2);
+        row.getArray()[0] <<= OUString::createFromAscii(summary_rows[r].first);
+        row.getArray()[1] <<= finiteResult(summary_rows[r].second);
+    }
+    return Any(summary);
+}
+
 // Only UNO exceptions may cross the bridge into Calc; anything else would end
 // the office process (and lose the user's work), so it becomes #VALUE!.
 template <typename Compute> auto guarded(Compute&& compute) -> decltype(compute())
@@ -581,6 +796,41 @@ Any SAL_CALL StatGpuAddIn::kmeans(const Range& data, double k, const Any& output
         const auto result = fitKmeans(observations.values, observations.count, observations.variables, clusters,
                                       params);
         return kmeansTable(table, *result, observations);
+    });
+}
+
+std::unique_ptr<statgpu_lts_result, void (*)(statgpu_lts_result*)>
+StatGpuAddIn::fitLts(const std::vector<double>& y, const std::vector<double>& x, std::size_t n_obs,
+                     std::size_t n_vars, const statgpu_lts_params& params)
+{
+    std::lock_guard<std::mutex> lock(engine_mutex_);
+    statgpu_context* context = engineContext();
+    statgpu_lts_result* result = nullptr;
+    checkEngineStatus(
+        timedEngine([&] { return statgpu_lts(context, y.data(), x.data(), n_obs, n_vars, n_obs, &params, &result); }),
+        context);
+    return { result, statgpu_lts_result_destroy };
+}
+
+Any SAL_CALL StatGpuAddIn::ltsFit(const Range& y, const Range& x, const Any& alpha, const Any& output,
+                                  const Any& intercept, const Any& seed)
+{
+    return guarded([&] {
+        const LtsOutput chosen = readLtsOutput(output);
+        statgpu_lts_params params;
+        statgpu_lts_params_init(&params);
+        params.alpha = readAlpha(alpha, params.alpha);
+        params.intercept = readIntercept(intercept) ? 1 : 0;
+        params.criterion = chosen.criterion;
+        params.seed = readOptionalWholeNumber(seed, 0, 0, 0x1p53, kLtsSeedArgument,
+                                              "Seed is not a whole number from 0 to 2^53");
+        const RegressionRows rows = readRegressionRows(y, x);
+        if (rows.count == 0)
+            raiseCalcError(CalcError::IllegalArgument, "Y and X have no row without missing values", kLtsYArgument);
+        // Too few rows for the model, collinear predictors: the engine says
+        // which, as Err:502.
+        const auto result = fitLts(rows.y, rows.x, rows.count, rows.predictors, params);
+        return ltsTable(chosen.table, *result, rows);
     });
 }
 

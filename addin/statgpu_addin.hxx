@@ -69,6 +69,10 @@ public:
     css::uno::Any SAL_CALL kmeans(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& data, double k,
                                   const css::uno::Any& output, const css::uno::Any& restarts,
                                   const css::uno::Any& maxIterations, const css::uno::Any& seed) override;
+    css::uno::Any SAL_CALL ltsFit(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& y,
+                                  const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& x,
+                                  const css::uno::Any& alpha, const css::uno::Any& output,
+                                  const css::uno::Any& intercept, const css::uno::Any& seed) override;
     OUString SAL_CALL gpuInfo() override;
 
 private:
@@ -80,6 +84,10 @@ private:
     std::unique_ptr<statgpu_kmeans_result, void (*)(statgpu_kmeans_result*)>
     fitKmeans(const std::vector<double>& values, std::size_t n_obs, std::size_t n_vars, std::size_t k,
               const statgpu_kmeans_params& params);
+    // LTS regression of y on x (n_obs rows, column-major, leading dimension n_obs), through the engine.
+    std::unique_ptr<statgpu_lts_result, void (*)(statgpu_lts_result*)>
+    fitLts(const std::vector<double>& y, const std::vector<double>& x, std::size_t n_obs, std::size_t n_vars,
+           const statgpu_lts_params& params);
 
     css::lang::Locale locale_;
     // One context for the whole component; the engine wants one per thread,

@@ -23,16 +23,10 @@ time only when the row's label (from KMEANS) is that cluster, and #N/A
 otherwise, which the chart leaves out.
 """
 
-import argparse
 import csv
 import os
-import subprocess
-import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "tests", "libreoffice"))
-import lo_session  # noqa: E402
+from sample_tools import HERE, SheetWriter, XYChart, column_letter, make_sample, uno_size
 
 CSV_FILE = os.path.join(HERE, "faithful.csv")
 R_EXPORT = 'write.csv(faithful, "%s", row.names=FALSE)'
@@ -40,7 +34,6 @@ R_EXPORT = 'write.csv(faithful, "%s", row.names=FALSE)'
 SHEET_NAME = "Clusters"
 CLUSTERS = 2
 FIRST_DATA_ROW = 5  # spreadsheet row of the first eruption (1-based)
-BOLD = 150.0        # com.sun.star.awt.FontWeight.BOLD
 # A colour per cluster (then the centroids), as 0xRRGGBB.
 SERIES_COLOURS = (0x1F77B4, 0xFF7F0E, 0x2CA02C, 0xD62728, 0x9467BD)
 CENTROID_COLOUR = 0x000000
@@ -52,36 +45,6 @@ CROSS_SYMBOL = 10
 def read_data():
     with open(CSV_FILE, newline="") as source:
         return [(float(row["eruptions"]), float(row["waiting"])) for row in csv.DictReader(source)]
-
-
-class SheetWriter:
-    """Writes a sheet a cell at a time; rows are 1-based as Calc shows them."""
-
-    def __init__(self, sheet):
-        self.sheet = sheet
-
-    def cell(self, address):
-        return self.sheet.getCellRangeByName(address)
-
-    def text(self, address, text, bold=False):
-        cell = self.cell(address)
-        cell.setString(text)
-        if bold:
-            cell.setPropertyValue("CharWeight", BOLD)
-
-    def value(self, address, number):
-        self.cell(address).setValue(number)
-
-    def formula(self, address, formula):
-        self.cell(address).setFormula(formula)
-
-    def array_formula(self, range_name, formula):
-        self.sheet.getCellRangeByName(range_name).setArrayFormula(formula)
-
-
-def column_letter(index):
-    """A, B, ... of a 0-based column index (below 26)."""
-    return chr(ord("A") + index)
 
 
 class Layout:
@@ -121,11 +84,7 @@ def build(writer, data):
         """A bold title and its lines of explanation; returns the title's row."""
         nonlocal row
         title_row = row
-        writer.text("H%d" % row, title, bold=True)
-        for line in lines:
-            row += 1
-            writer.text("H%d" % row, line)
-        row += 2
+        row = writer.block("H", row, title, lines)
         return title_row
 
     shown = layout.data.replace("$", "")
@@ -187,39 +146,11 @@ def add_chart(office, document, sheet, layout, top_row):
     top = sheet.getCellRangeByName("H%d" % top_row).getPropertyValue("Position")
     rectangle = Rectangle(top.X, top.Y, 24000, 14000)
     address = CellRangeAddress(0, 0, FIRST_DATA_ROW - 1, 1, layout.last_row - 1)
-    charts = sheet.getCharts()
-    charts.addNewByName("EruptionClusters", rectangle, (address,), False, False)
-    chart = charts.getByName("EruptionClusters").getEmbeddedObject()
-    chart.setDiagram(chart.createInstance("com.sun.star.chart.XYDiagram"))
-    chart.HasMainTitle = True
-    chart.getTitle().String = "Old Faithful: %d k-means clusters" % CLUSTERS
-    chart.HasLegend = True
-    diagram = chart.getDiagram()
-    diagram.HasXAxisTitle = True
-    diagram.getXAxisTitle().String = "Eruption (min)"
-    diagram.HasYAxisTitle = True
-    diagram.getYAxisTitle().String = "Waiting (min)"
-    diagram.getWall().FillColor = 0xFFFFFF
-
-    provider = chart.getDataProvider()
-    manager = office.context.ServiceManager
-
-    def sequence(range_name, role):
-        data = provider.createDataSequenceByRangeRepresentation("$%s.%s" % (SHEET_NAME, range_name))
-        data.Role = role
-        return data
-
-    def labelled(values, label=None):
-        item = manager.createInstanceWithContext("com.sun.star.chart2.data.LabeledDataSequence", office.context)
-        item.setValues(values)
-        if label is not None:
-            item.setLabel(label)
-        return item
+    chart = XYChart(office, sheet, SHEET_NAME, "EruptionClusters", rectangle, address,
+                    "Old Faithful: %d k-means clusters" % CLUSTERS, "Eruption (min)", "Waiting (min)")
 
     def series(x_range, y_range, label_range, colour, symbol, size_mm):
-        item = manager.createInstanceWithContext("com.sun.star.chart2.DataSeries", office.context)
-        item.setData((labelled(sequence(x_range, "values-x")),
-                      labelled(sequence(y_range, "values-y"), sequence(label_range, "label"))))
+        item = chart.series(x_range, y_range, label_range)
         item.LineStyle = NONE
         item.Color = colour
         marker = Symbol()
@@ -239,48 +170,19 @@ def add_chart(office, document, sheet, layout, top_row):
     c_first, c_last = layout.centroid_rows
     all_series.append(series("$I$%d:$I$%d" % (c_first, c_last), "$J$%d:$J$%d" % (c_first, c_last),
                              "$H$%d" % layout.centroid_title_row, CENTROID_COLOUR, CROSS_SYMBOL, 4.5))
-    chart_type = chart.getFirstDiagram().getCoordinateSystems()[0].getChartTypes()[0]
-    chart_type.setDataSeries(tuple(all_series))
+    chart.set_series(all_series)
 
 
-def uno_size(millimetres):
-    from com.sun.star.awt import Size
-    hundredths = int(millimetres * 100)
-    return Size(hundredths, hundredths)
+def fill(office, document, sheet, data):
+    layout, row = build(SheetWriter(sheet), data)
+    document.calculateAll()
+    add_chart(office, document, sheet, layout, row)
+    document.calculateAll()
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--oxt", default=os.path.join(ROOT, "build", "statgpu.oxt"),
-                        help="the built extension (default: build/statgpu.oxt)")
-    parser.add_argument("--output", default=os.path.join(HERE, "kmeans.ods"))
-    parser.add_argument("--from-r", action="store_true",
-                        help="export the data from R's datasets package again first")
-    args = parser.parse_args()
-    lo_session.ensure_uno()
-
-    if args.from_r:
-        subprocess.run(["Rscript", "-e", R_EXPORT % CSV_FILE], check=True)
-    data = read_data()
-
-    # Calc recalculates add-in cells whenever the workbook is opened; the values
-    # stored in the file come from the CPU backend.
-    os.environ["STATGPU_BACKEND"] = "cpu"
-    with lo_session.Session(timeout_s=600) as office:
-        office.install_extension(args.oxt)
-        document = office.new_spreadsheet()
-        try:
-            sheet = document.Sheets.getByIndex(0)
-            sheet.setName(SHEET_NAME)
-            document.getDocumentProperties().Title = "statgpu k-means"
-            layout, row = build(SheetWriter(sheet), data)
-            document.calculateAll()
-            add_chart(office, document, sheet, layout, row)
-            document.calculateAll()
-            office.store(document, args.output)
-        finally:
-            document.close(True)
-    print("wrote %s (%d eruptions)" % (os.path.relpath(args.output), len(data)))
+    make_sample(__doc__.splitlines()[0], "kmeans.ods", CSV_FILE, R_EXPORT, read_data, SHEET_NAME,
+                "statgpu k-means", fill, "eruptions")
 
 
 if __name__ == "__main__":

@@ -21,22 +21,15 @@ upper-cased: ORG.STATGPU.STATGPU.GPUMEDIAN), which is how ODF names add-in
 functions.
 """
 
-import argparse
 import csv
 import os
-import subprocess
-import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "tests", "libreoffice"))
-import lo_session  # noqa: E402
+from sample_tools import HERE, SheetWriter, make_sample
 
 CSV_FILE = os.path.join(HERE, "airquality-ozone.csv")
 R_EXPORT = ('write.csv(airquality[c("Month","Day","Ozone")], "%s", row.names=FALSE, na="")')
 
 FIRST_DATA_ROW = 5  # spreadsheet row of the first reading (1-based)
-BOLD = 150.0        # com.sun.star.awt.FontWeight.BOLD
 
 
 def read_data():
@@ -44,28 +37,6 @@ def read_data():
         rows = list(csv.DictReader(source))
     return [(int(row["Month"]), int(row["Day"]), float(row["Ozone"]) if row["Ozone"] else None)
             for row in rows]
-
-
-class SheetWriter:
-    """Writes a sheet a row at a time; rows are 1-based as Calc shows them."""
-
-    def __init__(self, sheet):
-        self.sheet = sheet
-
-    def cell(self, address):
-        return self.sheet.getCellRangeByName(address)
-
-    def text(self, address, text, bold=False):
-        cell = self.cell(address)
-        cell.setString(text)
-        if bold:
-            cell.setPropertyValue("CharWeight", BOLD)
-
-    def value(self, address, number):
-        self.cell(address).setValue(number)
-
-    def formula(self, address, formula):
-        self.cell(address).setFormula(formula)
 
 
 def build(writer, data):
@@ -146,37 +117,14 @@ def build(writer, data):
         columns.getByIndex(index).setPropertyValue("Width", width_mm * 100)
 
 
+def fill(office, document, sheet, data):
+    build(SheetWriter(sheet), data)
+    document.calculateAll()
+
+
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--oxt", default=os.path.join(ROOT, "build", "statgpu.oxt"),
-                        help="the built extension (default: build/statgpu.oxt)")
-    parser.add_argument("--output", default=os.path.join(HERE, "order-statistics.ods"))
-    parser.add_argument("--from-r", action="store_true",
-                        help="export the data from R's datasets package again first")
-    args = parser.parse_args()
-    lo_session.ensure_uno()
-
-    if args.from_r:
-        subprocess.run(["Rscript", "-e", R_EXPORT % CSV_FILE], check=True)
-    data = read_data()
-
-    # Calc recalculates add-in cells whenever the workbook is opened. The results
-    # stored in the file come from the CPU backend, whose GPUINFO text names no
-    # folder of the machine that made the file.
-    os.environ["STATGPU_BACKEND"] = "cpu"
-    with lo_session.Session(timeout_s=600) as office:
-        office.install_extension(args.oxt)
-        document = office.new_spreadsheet()
-        try:
-            sheet = document.Sheets.getByIndex(0)
-            sheet.setName("Order statistics")
-            document.getDocumentProperties().Title = "statgpu order statistics"
-            build(SheetWriter(sheet), data)
-            document.calculateAll()
-            office.store(document, args.output)
-        finally:
-            document.close(True)
-    print("wrote %s (%d readings)" % (os.path.relpath(args.output), len(data)))
+    make_sample(__doc__.splitlines()[0], "order-statistics.ods", CSV_FILE, R_EXPORT, read_data,
+                "Order statistics", "statgpu order statistics", fill, "readings")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,10 @@ eruption time first.
 import csv
 import math
 import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from reference_checks import same_partition  # noqa: E402
 
 ILLEGAL_ARGUMENT = 502    # Err:502
 ILLEGAL_PARAMETER = 504   # Err:504: Calc's own, for a missing argument or an error cell in a range
@@ -64,15 +68,6 @@ def values_of(cell_range, rows, columns):
     return table
 
 
-def same_partition(labels, reference):
-    """True when labels and reference group the rows alike (cluster numbers may differ)."""
-    mapping, backward = {}, {}
-    for ours, theirs in zip(labels, reference):
-        if mapping.setdefault(ours, theirs) != theirs or backward.setdefault(theirs, ours) != ours:
-            return False
-    return len(labels) == len(reference)
-
-
 def check_centroids(results, name, table, r_centres):
     if table is None:
         results.check(name, False, "not a table of numbers")
@@ -114,23 +109,7 @@ def summary_of(cell_range):
 def kmeans_formula_ranges(sheet):
     """{Output word: the array range} of the sample's KMEANS cells."""
     import lo_session
-    found = {}
-    for _, cell in lo_session.formula_cells(sheet):
-        formula = cell.getPropertyValue("FormulaLocal")
-        if "KMEANS(" not in formula:
-            continue
-        word = "centroids"
-        for candidate in ("labels", "sizes", "summary"):
-            if '"%s"' % candidate in formula:
-                word = candidate
-        if word in found:
-            continue
-        cursor = sheet.createCursorByRange(cell)
-        cursor.collapseToCurrentArray()
-        address = cursor.getRangeAddress()
-        found[word] = sheet.getCellRangeByPosition(address.StartColumn, address.StartRow,
-                                                   address.EndColumn, address.EndRow)
-    return found
+    return lo_session.array_formula_ranges(sheet, "KMEANS", "centroids", ("labels", "sizes", "summary"))
 
 
 def check_sample(results, office, source_dir):

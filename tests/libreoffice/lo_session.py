@@ -326,6 +326,29 @@ def formula_cells(sheet):
     return [(cell_name(row, column), cell) for (row, column), cell in found]
 
 
+
+def array_formula_ranges(sheet, function, default_word, words):
+    """{Output word: the array range} of the first array formula of sheet
+    calling function (e.g. "KMEANS") for each Output word: one of words when
+    the formula names it in quotes, default_word when it names none."""
+    found = {}
+    for _, cell in formula_cells(sheet):
+        formula = cell.getPropertyValue("FormulaLocal")
+        if function + "(" not in formula:
+            continue
+        word = default_word
+        for candidate in words:
+            if '"%s"' % candidate in formula:
+                word = candidate
+        if word in found:
+            continue
+        cursor = sheet.createCursorByRange(cell)
+        cursor.collapseToCurrentArray()
+        address = cursor.getRangeAddress()
+        found[word] = sheet.getCellRangeByPosition(address.StartColumn, address.StartRow,
+                                                   address.EndColumn, address.EndRow)
+    return found
+
 def cell_name(row, column):
     """A1-style name of a 0-based (row, column)."""
     letters = ""

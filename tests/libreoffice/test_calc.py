@@ -11,7 +11,8 @@ cases: blanks, text, booleans and negative numbers mixed in, a single cell,
 10^5 cells, arrays of p, and the bad inputs (an empty range, k = 0, k > n,
 p = 2, a range of text only, a range holding an error cell). KMEANS has no
 built-in to mirror: calc_kmeans.py checks it against R's kmeans, on the
-sample samples/kmeans.ods and a workbook of its own cases.
+sample samples/kmeans.ods and a workbook of its own cases; calc_lts.py checks
+LTSFIT against R's robustbase::ltsReg, on samples/lts.ods and its own cases.
 
 Prints one line per check and a summary 'N passed, M failed'; exits 1 on a
 failure. The office is ended at the end in every case, and after --timeout
@@ -28,6 +29,7 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import calc_kmeans  # noqa: E402
+import calc_lts  # noqa: E402
 import lo_session  # noqa: E402
 
 GPU_FUNCTION = re.compile(r"\bGPU([A-Z]+)\(")
@@ -301,6 +303,7 @@ def main():
                 document.close(True)
             check_cases(results, office)
             calc_kmeans.check(results, office, args.source_dir)
+            calc_lts.check(results, office, args.source_dir)
     except Exception:  # an office that died or timed out: a failure, then the summary
         traceback.print_exc()
         results.check("the LibreOffice session ran to the end", False)
