@@ -124,3 +124,151 @@ class Context:
         self._check(self.engine.lib.statgpu_vector_quantiles(self.handle, ctypes.byref(vector), p, len(probabilities),
                                                               results))
         return list(results)
+
+
+# ----- k-means -----
+
+KMEANS_INIT = {"auto": 0, "plus_plus": 1, "parallel": 2, "given": 3}
+
+
+class KmeansParams(ctypes.Structure):
+    _fields_ = [
+        ("struct_bytes", ctypes.c_size_t),
+        ("restart_count", ctypes.c_size_t),
+        ("max_iterations", ctypes.c_size_t),
+        ("tolerance", ctypes.c_double),
+        ("init", ctypes.c_int),
+        ("initial_centroids", ctypes.c_void_p),
+        ("seed", ctypes.c_uint64),
+    ]
+
+
+class KmeansResult(ctypes.Structure):
+    _fields_ = [
+        ("k", ctypes.c_size_t),
+        ("n_obs", ctypes.c_size_t),
+        ("n_vars", ctypes.c_size_t),
+        ("centroids", ctypes.POINTER(ctypes.c_double)),
+        ("labels", ctypes.POINTER(ctypes.c_int32)),
+        ("cluster_sizes", ctypes.POINTER(ctypes.c_size_t)),
+        ("within_ss", ctypes.POINTER(ctypes.c_double)),
+        ("inertia", ctypes.c_double),
+        ("total_ss", ctypes.c_double),
+        ("iterations", ctypes.c_size_t),
+        ("converged", ctypes.c_int),
+        ("best_restart", ctypes.c_size_t),
+        ("restart_count", ctypes.c_size_t),
+        ("reseed_count", ctypes.c_size_t),
+        ("init", ctypes.c_int),
+    ]
+
+
+def kmeans(context, data, k, initial_centroids=None, max_iterations=300, tolerance=1e-4, restarts=10, init="auto",
+           seed=0, want_labels=False):
+    """k-means of data (n x d float64 numpy array in column-major order,
+    numpy order='F'); initial_centroids (k x d, order='F') selects INIT_GIVEN.
+    Returns a dict: inertia, iterations, converged, centroids (k x d nested
+    lists), labels (a list, when want_labels)."""
+    lib = context.engine.lib
+    lib.statgpu_kmeans_params_init.argtypes = [ctypes.POINTER(KmeansParams)]
+    lib.statgpu_kmeans.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t,
+                                   ctypes.c_size_t, ctypes.c_size_t, ctypes.POINTER(KmeansParams),
+                                   ctypes.POINTER(ctypes.POINTER(KmeansResult))]
+    lib.statgpu_kmeans_result_destroy.argtypes = [ctypes.POINTER(KmeansResult)]
+    if not data.flags["F_CONTIGUOUS"] or str(data.dtype) != "float64":
+        raise ValueError("data must be a float64 array in column-major order (numpy order='F')")
+    params = KmeansParams()
+    lib.statgpu_kmeans_params_init(ctypes.byref(params))
+    params.max_iterations = max_iterations
+    params.tolerance = tolerance
+    params.restart_count = restarts
+    params.seed = seed
+    params.init = KMEANS_INIT[init]
+    if initial_centroids is not None:
+        if not initial_centroids.flags["F_CONTIGUOUS"] or initial_centroids.shape != (k, data.shape[1]):
+            raise ValueError("initial_centroids must be k x d in column-major order")
+        params.init = KMEANS_INIT["given"]
+        params.initial_centroids = initial_centroids.ctypes.data
+    n, d = data.shape
+    result = ctypes.POINTER(KmeansResult)()
+    context._check(lib.statgpu_kmeans(context.handle, data.ctypes.data, n, d, n, k, ctypes.byref(params),
+                                      ctypes.byref(result)))
+    try:
+        r = result.contents
+        out = {"inertia": r.inertia, "iterations": r.iterations, "converged": bool(r.converged),
+               "centroids": [[r.centroids[j + k * v] for v in range(d)] for j in range(k)]}
+        if want_labels:
+            out["labels"] = r.labels[:n]
+        return out
+    finally:
+        lib.statgpu_kmeans_result_destroy(result)
+
+
+# ----- least trimmed squares -----
+
+class LtsParams(ctypes.Structure):
+    _fields_ = [
+        ("struct_bytes", ctypes.c_size_t),
+        ("alpha", ctypes.c_double),
+        ("intercept", ctypes.c_int),
+        ("criterion", ctypes.c_int),
+        ("start_count", ctypes.c_size_t),
+        ("best_count", ctypes.c_size_t),
+        ("max_steps", ctypes.c_size_t),
+        ("seed", ctypes.c_uint64),
+    ]
+
+
+class LtsResult(ctypes.Structure):
+    _fields_ = [
+        ("n_obs", ctypes.c_size_t),
+        ("n_vars", ctypes.c_size_t),
+        ("p", ctypes.c_size_t),
+        ("intercept", ctypes.c_int),
+        ("criterion", ctypes.c_int),
+        ("h", ctypes.c_size_t),
+        ("alpha", ctypes.c_double),
+        ("raw_coefficients", ctypes.POINTER(ctypes.c_double)),
+        ("raw_scale", ctypes.c_double),
+        ("raw_consistency_factor", ctypes.c_double),
+        ("raw_correction_factor", ctypes.c_double),
+        ("coefficients", ctypes.POINTER(ctypes.c_double)),
+        ("scale", ctypes.c_double),
+        ("consistency_factor", ctypes.c_double),
+        ("correction_factor", ctypes.c_double),
+        ("objective", ctypes.c_double),
+        ("raw_weights", ctypes.POINTER(ctypes.c_int32)),
+        ("weights", ctypes.POINTER(ctypes.c_int32)),
+        ("residuals", ctypes.POINTER(ctypes.c_double)),
+        ("best_subset", ctypes.POINTER(ctypes.c_size_t)),
+        ("outlier_count", ctypes.c_size_t),
+        ("exact_fit", ctypes.c_int),
+        ("starts_evaluated", ctypes.c_size_t),
+        ("c_steps", ctypes.c_size_t),
+    ]
+
+
+def lts(context, y, x, intercept=True, alpha=0.5, seed=0, lms=False):
+    """LTS of y (n doubles) on x (n x p, column-major float64 numpy array,
+    i.e. numpy order='F'). Returns (raw coefficients, objective, h)."""
+    lib = context.engine.lib
+    lib.statgpu_lts_params_init.argtypes = [ctypes.POINTER(LtsParams)]
+    lib.statgpu_lts.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t,
+                                ctypes.c_size_t, ctypes.POINTER(LtsParams), ctypes.POINTER(ctypes.POINTER(LtsResult))]
+    lib.statgpu_lts_result_destroy.argtypes = [ctypes.POINTER(LtsResult)]
+    params = LtsParams()
+    lib.statgpu_lts_params_init(ctypes.byref(params))
+    params.intercept = 1 if intercept else 0
+    params.alpha = alpha
+    params.seed = seed
+    params.criterion = 1 if lms else 0
+    n, p = x.shape
+    result = ctypes.POINTER(LtsResult)()
+    context._check(lib.statgpu_lts(context.handle, y.ctypes.data, x.ctypes.data, n, p, n, ctypes.byref(params),
+                                   ctypes.byref(result)))
+    try:
+        r = result.contents
+        coefficients = [r.raw_coefficients[i] for i in range(r.p)]
+        return coefficients, r.objective, r.h
+    finally:
+        lib.statgpu_lts_result_destroy(result)
