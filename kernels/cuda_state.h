@@ -74,6 +74,48 @@ statgpu_cuda_status report_cuda_error(cudaError_t error, const char *what,
 cudaError_t ensure_device_buffer(DeviceBuffer *buffer, size_t bytes);
 void release_device_buffer(DeviceBuffer *buffer);
 
+/* The outcome of one module call: the status and message of its first
+ * failure. The entries' drivers return false as soon as a step fails. */
+class CallStatus {
+public:
+    CallStatus(char *msg, size_t msg_bytes) : msg_(msg), msg_bytes_(msg_bytes) {}
+
+    statgpu_cuda_status status() const { return status_; }
+
+    bool check(cudaError_t error, const char *what)
+    {
+        if (error == cudaSuccess)
+            return true;
+        if (status_ == STATGPU_CUDA_OK)
+            status_ = report_cuda_error(error, what, msg_, msg_bytes_);
+        return false;
+    }
+    bool fail(statgpu_cuda_status status, const char *text)
+    {
+        if (status_ == STATGPU_CUDA_OK) {
+            status_ = status;
+            write_message(msg_, msg_bytes_, "%s", text);
+        }
+        return false;
+    }
+    bool ensure(DeviceBuffer *buffer, size_t bytes, const char *what)
+    {
+        return check(ensure_device_buffer(buffer, bytes), what);
+    }
+
+private:
+    char *msg_;
+    size_t msg_bytes_;
+    statgpu_cuda_status status_ = STATGPU_CUDA_OK;
+};
+
+/* Milliseconds between two recorded events; 0 when they cannot be read. */
+inline float elapsed_ms(cudaEvent_t from, cudaEvent_t to)
+{
+    float ms = 0.0f;
+    return cudaEventElapsedTime(&ms, from, to) == cudaSuccess ? ms : 0.0f;
+}
+
 /* Sizes the kernels' grids for the state's device and allocates the small
  * fixed workspace; fails where the module holds no code that the device can
  * run. */

@@ -608,32 +608,6 @@ __global__ void distances_kernel(const double *__restrict__ d_data, uint64_t n_o
 
 /* ---------------------------------------------------------------- host */
 
-/* One k-means entry's failure reporting. */
-class KmeansCall {
-public:
-    KmeansCall(char *msg, size_t msg_bytes) : msg_(msg), msg_bytes_(msg_bytes) {}
-    bool check(cudaError_t error, const char *what)
-    {
-        if (error == cudaSuccess)
-            return true;
-        if (status_ == STATGPU_CUDA_OK)
-            status_ = report_cuda_error(error, what, msg_, msg_bytes_);
-        return false;
-    }
-    bool fail(statgpu_cuda_status status, const char *text)
-    {
-        status_ = status;
-        write_message(msg_, msg_bytes_, "%s", text);
-        return false;
-    }
-    statgpu_cuda_status status() const { return status_; }
-
-private:
-    char *msg_;
-    size_t msg_bytes_;
-    statgpu_cuda_status status_ = STATGPU_CUDA_OK;
-};
-
 /* Chooses the kernel and the shared-memory layout for the budget. */
 void plan_kmeans(statgpu_cuda_kmeans_session *session, size_t budget)
 {
@@ -698,15 +672,10 @@ void free_session(statgpu_cuda_kmeans_session *session)
     delete session;
 }
 
-float elapsed_ms(cudaEvent_t from, cudaEvent_t to)
-{
-    float ms = 0.0f;
-    return cudaEventElapsedTime(&ms, from, to) == cudaSuccess ? ms : 0.0f;
-}
 
 /* One assignment (or, with use_labels, summing) pass, then the new centroids
  * and the totals, read back into session->h_totals. */
-bool lloyd_pass(KmeansCall &call, statgpu_cuda_kmeans_session *session, bool use_labels)
+bool lloyd_pass(CallStatus &call, statgpu_cuda_kmeans_session *session, bool use_labels)
 {
     cudaStream_t stream = session->state->stream;
     AssignArgs args;
@@ -742,7 +711,7 @@ bool lloyd_pass(KmeansCall &call, statgpu_cuda_kmeans_session *session, bool use
 /* Re-seeds every empty cluster (in index order) with the row farthest from
  * its centroid among clusters that keep another row, the lowest row on a tie:
  * sg_reseed_empty's rule. *moved counts the moves. */
-bool reseed_empty(KmeansCall &call, statgpu_cuda_kmeans_session *session, size_t *moved)
+bool reseed_empty(CallStatus &call, statgpu_cuda_kmeans_session *session, size_t *moved)
 {
     cudaStream_t stream = session->state->stream;
     const uint64_t n = session->n_obs;
@@ -798,7 +767,7 @@ statgpu_cuda_status kmeans_begin(statgpu_cuda_state *state, const double *data, 
                                  size_t ld, size_t k, statgpu_cuda_kmeans_session **out_session,
                                  statgpu_cuda_timing *timing, char *msg, size_t msg_bytes)
 {
-    KmeansCall call(msg, msg_bytes);
+    CallStatus call(msg, msg_bytes);
     if (out_session == nullptr) {
         call.fail(STATGPU_CUDA_INVALID_ARGUMENT, "kmeans_begin: out_session is NULL");
         return call.status();
@@ -873,7 +842,7 @@ statgpu_cuda_status kmeans_lloyd(statgpu_cuda_kmeans_session *session, size_t ma
                                  void *cancel_user_data, statgpu_cuda_kmeans_run *run,
                                  statgpu_cuda_timing *timing, char *msg, size_t msg_bytes)
 {
-    KmeansCall call(msg, msg_bytes);
+    CallStatus call(msg, msg_bytes);
     if (session == nullptr || run == nullptr || run->centroids == nullptr || run->labels == nullptr ||
         run->cluster_sizes == nullptr || run->within_ss == nullptr) {
         call.fail(STATGPU_CUDA_INVALID_ARGUMENT, "kmeans_lloyd: invalid arguments");

@@ -415,29 +415,6 @@ namespace {
 
 using lts::kThreads;
 
-/* The status of the first failure of a call, with its message. */
-class LtsCall {
-public:
-    LtsCall(char *msg, size_t msg_bytes) : msg_(msg), msg_bytes_(msg_bytes) {}
-    bool check(cudaError_t error, const char *what)
-    {
-        if (error == cudaSuccess)
-            return true;
-        if (status_ == STATGPU_CUDA_OK)
-            status_ = report_cuda_error(error, what, msg_, msg_bytes_);
-        return false;
-    }
-    bool grow(DeviceBuffer *buffer, size_t bytes, const char *what)
-    {
-        return check(ensure_device_buffer(buffer, bytes), what);
-    }
-    statgpu_cuda_status status() const { return status_; }
-
-private:
-    char *msg_;
-    size_t msg_bytes_;
-    statgpu_cuda_status status_ = STATGPU_CUDA_OK;
-};
 
 template <typename T> T *as(const DeviceBuffer &buffer) { return static_cast<T *>(buffer.d_ptr); }
 
@@ -479,7 +456,7 @@ int coef_group(int p, int m)
 
 /* One batch of at most kMaxBatch vectors. */
 statgpu_cuda_status csteps_batch(statgpu_cuda_lts_session *session, size_t h, const double *coef, size_t m_size,
-                                 double *kth, double *objective, double *gram, double *xty, LtsCall &call)
+                                 double *kth, double *objective, double *gram, double *xty, CallStatus &call)
 {
     using namespace lts;
     const cudaStream_t stream = session->state->stream;
@@ -491,22 +468,22 @@ statgpu_cuda_status csteps_batch(statgpu_cuda_lts_session *session, size_t h, co
     const size_t coef_smem = (size_t)group * p * sizeof(double);
     const bool wide = p > 16;
 
-    if (!call.grow(&session->coef, m_size * p * sizeof(double), "GPU LTS: coefficients") ||
+    if (!call.ensure(&session->coef, m_size * p * sizeof(double), "GPU LTS: coefficients") ||
         !call.check(cudaMemcpyAsync(session->coef.d_ptr, coef, m_size * p * sizeof(double), cudaMemcpyHostToDevice,
                                     stream), "GPU LTS: copying coefficients"))
         return call.status();
     const double *d_coef = as<double>(session->coef);
 
     /* 1. The bracket. */
-    if (!call.grow(&session->bracket, 2 * m_size * sizeof(double), "GPU LTS: brackets"))
+    if (!call.ensure(&session->bracket, 2 * m_size * sizeof(double), "GPU LTS: brackets"))
         return call.status();
     double *d_lower = as<double>(session->bracket), *d_upper = d_lower + m;
     const size_t sample = session->sample_count;
     if (sample > 0) {
         const size_t keys = sample * m_size;
-        if (!call.grow(&session->sample_keys[0], keys * sizeof(double), "GPU LTS: sample") ||
-            !call.grow(&session->sample_keys[1], keys * sizeof(double), "GPU LTS: sample") ||
-            !call.grow(&session->segments, (m_size + 1) * sizeof(long long), "GPU LTS: segments"))
+        if (!call.ensure(&session->sample_keys[0], keys * sizeof(double), "GPU LTS: sample") ||
+            !call.ensure(&session->sample_keys[1], keys * sizeof(double), "GPU LTS: sample") ||
+            !call.ensure(&session->segments, (m_size + 1) * sizeof(long long), "GPU LTS: segments"))
             return call.status();
         const dim3 grid((unsigned)((sample + kThreads - 1) / kThreads), groups);
         if (wide)
@@ -531,7 +508,7 @@ statgpu_cuda_status csteps_batch(statgpu_cuda_lts_session *session, size_t h, co
                                                            as<double>(session->sample_keys[1]), (int64_t)keys,
                                                            (int64_t)m, d_offsets, d_offsets + 1, stream),
                         "GPU LTS: sample sort size") ||
-            !call.grow(&session->cub_temp, temp_bytes, "GPU LTS: sort workspace") ||
+            !call.ensure(&session->cub_temp, temp_bytes, "GPU LTS: sort workspace") ||
             !call.check(cub::DeviceSegmentedSort::SortKeys(session->cub_temp.d_ptr, temp_bytes,
                                                            as<double>(session->sample_keys[0]),
                                                            as<double>(session->sample_keys[1]), (int64_t)keys,
@@ -551,11 +528,11 @@ statgpu_cuda_status csteps_batch(statgpu_cuda_lts_session *session, size_t h, co
     const unsigned row_blocks = (unsigned)((n + kThreads - 1) / kThreads);
     const size_t warp_total = (size_t)row_blocks * kWarpsPerBlock;
     const size_t counts = warp_total * m_size;
-    if (!call.grow(&session->warp_counts, counts * sizeof(uint32_t), "GPU LTS: counts") ||
-        !call.grow(&session->below_counts, (size_t)row_blocks * m_size * sizeof(uint32_t), "GPU LTS: counts") ||
-        !call.grow(&session->totals, align256(2 * m_size * sizeof(unsigned long long)) + 2 * (m_size + 1) *
+    if (!call.ensure(&session->warp_counts, counts * sizeof(uint32_t), "GPU LTS: counts") ||
+        !call.ensure(&session->below_counts, (size_t)row_blocks * m_size * sizeof(uint32_t), "GPU LTS: counts") ||
+        !call.ensure(&session->totals, align256(2 * m_size * sizeof(unsigned long long)) + 2 * (m_size + 1) *
                                          sizeof(long long), "GPU LTS: totals") ||
-        !call.grow(&session->offsets, counts * sizeof(unsigned long long), "GPU LTS: offsets"))
+        !call.ensure(&session->offsets, counts * sizeof(unsigned long long), "GPU LTS: offsets"))
         return call.status();
     uint32_t *d_warp_counts = as<uint32_t>(session->warp_counts);
     uint32_t *d_below_counts = as<uint32_t>(session->below_counts);
@@ -590,7 +567,7 @@ statgpu_cuda_status csteps_batch(statgpu_cuda_lts_session *session, size_t h, co
                                                         d_seg_warps, d_seg_warps + 1, stream), "GPU LTS: totals") ||
             !call.check(cub::DeviceSegmentedReduce::Sum(nullptr, temp_b, d_below_counts, d_below_total, m,
                                                         d_seg_blocks, d_seg_blocks + 1, stream), "GPU LTS: totals") ||
-            !call.grow(&session->cub_temp, std::max(temp_a, temp_b), "GPU LTS: reduce workspace") ||
+            !call.ensure(&session->cub_temp, std::max(temp_a, temp_b), "GPU LTS: reduce workspace") ||
             !call.check(cub::DeviceSegmentedReduce::Sum(session->cub_temp.d_ptr, temp_a, d_warp_counts,
                                                         d_inside_total, m, d_seg_warps, d_seg_warps + 1, stream),
                         "GPU LTS: totals") ||
@@ -636,8 +613,8 @@ statgpu_cuda_status csteps_batch(statgpu_cuda_lts_session *session, size_t h, co
             return call.status();
     }
 
-    if (!call.grow(&session->pick, m_size * (sizeof(double) + sizeof(uint32_t)), "GPU LTS: thresholds") ||
-        !call.grow(&session->ranks, align256(m_size * sizeof(long long)) + m_size * sizeof(unsigned long long),
+    if (!call.ensure(&session->pick, m_size * (sizeof(double) + sizeof(uint32_t)), "GPU LTS: thresholds") ||
+        !call.ensure(&session->ranks, align256(m_size * sizeof(long long)) + m_size * sizeof(unsigned long long),
                    "GPU LTS: ranks"))
         return call.status();
     double *d_threshold = as<double>(session->pick);
@@ -656,14 +633,14 @@ statgpu_cuda_status csteps_batch(statgpu_cuda_lts_session *session, size_t h, co
         if (!call.check(cub::DeviceScan::ExclusiveScan(nullptr, temp_bytes, d_warp_counts, d_offsets,
                                                        ::cuda::std::plus<>{}, zero, (int64_t)counts, stream),
                         "GPU LTS: scan size") ||
-            !call.grow(&session->cub_temp, temp_bytes, "GPU LTS: scan workspace") ||
+            !call.ensure(&session->cub_temp, temp_bytes, "GPU LTS: scan workspace") ||
             !call.check(cub::DeviceScan::ExclusiveScan(session->cub_temp.d_ptr, temp_bytes, d_warp_counts, d_offsets,
                                                        ::cuda::std::plus<>{}, zero, (int64_t)counts, stream),
                         "GPU LTS: scan") ||
-            !call.grow(&session->cand_keys[0], collected * sizeof(double), "GPU LTS: candidates") ||
-            !call.grow(&session->cand_keys[1], collected * sizeof(double), "GPU LTS: candidates") ||
-            !call.grow(&session->cand_rows[0], collected * sizeof(uint32_t), "GPU LTS: candidates") ||
-            !call.grow(&session->cand_rows[1], collected * sizeof(uint32_t), "GPU LTS: candidates"))
+            !call.ensure(&session->cand_keys[0], collected * sizeof(double), "GPU LTS: candidates") ||
+            !call.ensure(&session->cand_keys[1], collected * sizeof(double), "GPU LTS: candidates") ||
+            !call.ensure(&session->cand_rows[0], collected * sizeof(uint32_t), "GPU LTS: candidates") ||
+            !call.ensure(&session->cand_rows[1], collected * sizeof(uint32_t), "GPU LTS: candidates"))
             return call.status();
         const dim3 grid(row_blocks, groups);
         if (wide)
@@ -689,7 +666,7 @@ statgpu_cuda_status csteps_batch(statgpu_cuda_lts_session *session, size_t h, co
         std::vector<unsigned long long> bounds(2 * m_size);
         std::copy(begin.begin(), begin.end(), bounds.begin());
         std::copy(end.begin(), end.end(), bounds.begin() + m_size);
-        if (!call.grow(&session->segments, 2 * m_size * sizeof(unsigned long long), "GPU LTS: segments"))
+        if (!call.ensure(&session->segments, 2 * m_size * sizeof(unsigned long long), "GPU LTS: segments"))
             return call.status();
         unsigned long long *d_bounds = as<unsigned long long>(session->segments);
         if (!call.check(cudaMemcpyAsync(d_bounds, bounds.data(), bounds.size() * sizeof(unsigned long long),
@@ -705,7 +682,7 @@ statgpu_cuda_status csteps_batch(statgpu_cuda_lts_session *session, size_t h, co
                             as<uint32_t>(session->cand_rows[0]), as<uint32_t>(session->cand_rows[1]),
                             (int64_t)collected, (int64_t)m, d_bounds, d_bounds + m, stream),
                         "GPU LTS: candidate sort size") ||
-            !call.grow(&session->cub_temp, temp_bytes, "GPU LTS: sort workspace") ||
+            !call.ensure(&session->cub_temp, temp_bytes, "GPU LTS: sort workspace") ||
             !call.check(cub::DeviceSegmentedSort::StableSortPairs(
                             session->cub_temp.d_ptr, temp_bytes, as<double>(session->cand_keys[0]),
                             as<double>(session->cand_keys[1]), as<uint32_t>(session->cand_rows[0]),
@@ -724,10 +701,10 @@ statgpu_cuda_status csteps_batch(statgpu_cuda_lts_session *session, size_t h, co
     /* The exact fallback: every residual of the vector, sorted (stable, rows
      * in order, so ties keep row order). */
     for (int j : fallback) {
-        if (!call.grow(&session->all_keys[0], n * sizeof(double), "GPU LTS: fallback") ||
-            !call.grow(&session->all_keys[1], n * sizeof(double), "GPU LTS: fallback") ||
-            !call.grow(&session->all_rows[0], n * sizeof(uint32_t), "GPU LTS: fallback") ||
-            !call.grow(&session->all_rows[1], n * sizeof(uint32_t), "GPU LTS: fallback"))
+        if (!call.ensure(&session->all_keys[0], n * sizeof(double), "GPU LTS: fallback") ||
+            !call.ensure(&session->all_keys[1], n * sizeof(double), "GPU LTS: fallback") ||
+            !call.ensure(&session->all_rows[0], n * sizeof(uint32_t), "GPU LTS: fallback") ||
+            !call.ensure(&session->all_rows[1], n * sizeof(uint32_t), "GPU LTS: fallback"))
             return call.status();
         all_residuals_kernel<<<row_blocks, kThreads, 0, stream>>>(session->d_x, session->d_y, n, p,
                                                                   d_coef + (size_t)j * p,
@@ -740,7 +717,7 @@ statgpu_cuda_status csteps_batch(statgpu_cuda_lts_session *session, size_t h, co
                                                         as<uint32_t>(session->all_rows[0]),
                                                         as<uint32_t>(session->all_rows[1]), (int64_t)n, 0, 64,
                                                         stream), "GPU LTS: fallback sort size") ||
-            !call.grow(&session->cub_temp, temp_bytes, "GPU LTS: sort workspace") ||
+            !call.ensure(&session->cub_temp, temp_bytes, "GPU LTS: sort workspace") ||
             !call.check(cub::DeviceRadixSort::SortPairs(session->cub_temp.d_ptr, temp_bytes,
                                                         as<double>(session->all_keys[0]),
                                                         as<double>(session->all_keys[1]),
@@ -767,8 +744,8 @@ statgpu_cuda_status csteps_batch(statgpu_cuda_lts_session *session, size_t h, co
         chunk_rows = (chunk_rows + kTileRows - 1) / kTileRows * kTileRows;
         const size_t chunk_count = (n + chunk_rows - 1) / chunk_rows;
         const size_t entries = m_size * (size_t)feature_count;
-        if (!call.grow(&session->partial, chunk_count * (entries + m_size) * sizeof(double), "GPU LTS: partial sums") ||
-            !call.grow(&session->sums, (entries + m_size) * sizeof(double), "GPU LTS: sums"))
+        if (!call.ensure(&session->partial, chunk_count * (entries + m_size) * sizeof(double), "GPU LTS: partial sums") ||
+            !call.ensure(&session->sums, (entries + m_size) * sizeof(double), "GPU LTS: sums"))
             return call.status();
         double *d_partial = as<double>(session->partial);
         double *d_obj_partial = d_partial + chunk_count * entries;
@@ -850,7 +827,7 @@ statgpu_cuda_status lts_begin(statgpu_cuda_state *state, const double *x, size_t
     session->state = state;
     session->n = n;
     session->p = (int)p;
-    LtsCall call(msg, msg_bytes);
+    CallStatus call(msg, msg_bytes);
     const cudaStream_t stream = state->stream;
     const bool ok =
         call.check(cudaEventCreate(&session->events[0]), "GPU LTS: events") &&
@@ -906,9 +883,7 @@ statgpu_cuda_status lts_begin(statgpu_cuda_state *state, const double *x, size_t
         return call.status();
     }
     if (timing != nullptr) {
-        float ms = 0.0f;
-        (void)cudaEventElapsedTime(&ms, session->events[0], session->events[1]);
-        timing->transfer_seconds = ms / 1000.0;
+        timing->transfer_seconds = elapsed_ms(session->events[0], session->events[1]) * 1e-3;
         timing->compute_seconds = 0.0;
     }
     *out_session = session;
@@ -928,7 +903,7 @@ statgpu_cuda_status lts_csteps(statgpu_cuda_lts_session *session, size_t h, cons
     cudaError_t error = cudaSetDevice(session->state->device);
     if (error != cudaSuccess)
         return report_cuda_error(error, "GPU LTS: selecting the device", msg, msg_bytes);
-    LtsCall call(msg, msg_bytes);
+    CallStatus call(msg, msg_bytes);
     const cudaStream_t stream = session->state->stream;
     if (!call.check(cudaEventRecord(session->events[0], stream), "GPU LTS: events"))
         return call.status();
@@ -950,10 +925,8 @@ statgpu_cuda_status lts_csteps(statgpu_cuda_lts_session *session, size_t h, cons
         !call.check(cudaEventSynchronize(session->events[1]), "GPU LTS: events"))
         return call.status();
     if (timing != nullptr) {
-        float ms = 0.0f;
-        (void)cudaEventElapsedTime(&ms, session->events[0], session->events[1]);
         timing->transfer_seconds = 0.0;
-        timing->compute_seconds = ms / 1000.0;
+        timing->compute_seconds = elapsed_ms(session->events[0], session->events[1]) * 1e-3;
     }
     if (msg != nullptr && msg_bytes > 0)
         msg[0] = '\0';

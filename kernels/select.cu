@@ -20,26 +20,6 @@
 
 namespace statgpu_cuda {
 
-bool Call::check(cudaError_t error, const char *what)
-{
-    if (error == cudaSuccess)
-        return true;
-    status_ = report_cuda_error(error, what, msg_, msg_bytes_);
-    return false;
-}
-
-bool Call::fail(statgpu_cuda_status status, const char *text)
-{
-    status_ = status;
-    write_message(msg_, msg_bytes_, "%s", text);
-    return false;
-}
-
-bool Call::ensure(DeviceBuffer *buffer, size_t bytes, const char *what)
-{
-    return check(ensure_device_buffer(buffer, bytes), what);
-}
-
 __global__ void __launch_bounds__(kThreads)
     finalize_slots_kernel(const uint64_t *__restrict__ d_partials, int block_count, const __grid_constant__ SlotOps ops,
                           uint64_t *__restrict__ d_result)

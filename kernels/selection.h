@@ -31,18 +31,12 @@ constexpr size_t kControlBytes = align_up(kIntervalsOffset + kIntervalBytes);
 
 /* One call of select_ranks: its state, and the status and message of the
  * first failure. */
-class Call {
+class Call : public CallStatus {
 public:
-    Call(statgpu_cuda_state *state, char *msg, size_t msg_bytes)
-        : state_(state), msg_(msg), msg_bytes_(msg_bytes) {}
+    Call(statgpu_cuda_state *state, char *msg, size_t msg_bytes) : CallStatus(msg, msg_bytes), state_(state) {}
 
     statgpu_cuda_state *state() const { return state_; }
     cudaStream_t stream() const { return state_->stream; }
-    statgpu_cuda_status status() const { return status_; }
-
-    bool check(cudaError_t error, const char *what);
-    bool fail(statgpu_cuda_status status, const char *text);
-    bool ensure(DeviceBuffer *buffer, size_t bytes, const char *what);
 
     template <typename T>
     T *control(size_t offset) const
@@ -57,9 +51,6 @@ public:
 
 private:
     statgpu_cuda_state *state_;
-    char *msg_;
-    size_t msg_bytes_;
-    statgpu_cuda_status status_ = STATGPU_CUDA_OK;
 };
 
 /* The methods. d_data: count elements of dtype on the device (count >
