@@ -1,0 +1,240 @@
+/*
+ * arguments.c: the statgpu tool's command line and help (see arguments.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "arguments.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void usage(FILE *out)
+{
+    fputs("usage: statgpu COMMAND [FILE] [options]\n"
+          "commands:\n"
+          "  median FILE              the median (as Calc's MEDIAN)\n"
+          "  small FILE -k K          the k-th smallest (as SMALL)\n"
+          "  large FILE -k K          the k-th largest (as LARGE)\n"
+          "  quantile FILE -p P,...   quantiles (as PERCENTILE.INC), one line each\n"
+          "  info                     the backend and device in use\n"
+          "  kmeans K FILE            k-means clustering of the rows into K clusters (as Calc's KMEANS)\n"
+          "  lts FILE                 least trimmed squares regression of the first column on the others\n"
+          "                           (as Calc's LTSFIT)\n"
+          "options:\n"
+          "  --format csv|f64|f32     input: CSV text (default) or raw little-endian doubles/floats\n"
+          "  --column N|NAME          CSV column, by 1-based number or header name (default 1)\n"
+          "  --header yes|no|auto     whether the CSV's first line is a header (default auto)\n"
+          "  --delimiter C            CSV field separator (default: detected from ',', ';', tab)\n"
+          "  --backend auto|cpu|cuda  where to compute (default auto)\n"
+          "  --device N               CUDA device index (default 0)\n"
+          "  --threads N              CPU threads (default all cores)\n"
+          "  --time                   print read and compute times to stderr\n"
+          "kmeans and lts read a CSV table, an observation per line:\n"
+          "  --columns LIST           the columns used, by number or header name (default all;\n"
+          "                           for lts the predictors)\n"
+          "  --seed N                 a whole number that chooses the random starts (default 0)\n"
+          "kmeans options:\n"
+          "  --output centroids|labels|sizes|summary   what to print (default centroids)\n"
+          "  --restarts N             runs from different starts; the best is kept (default 10)\n"
+          "  --max-iter N             iterations per run at most (default 300)\n"
+          "  --tol X                  scikit-learn's relative tolerance (default 1e-4; 0: until no label changes)\n"
+          "  --init auto|++|parallel  k-means++ or k-means|| starts (default auto: by size)\n"
+          "lts options:\n"
+          "  --output coefficients|weights|residuals|summary|subset   what to print (default coefficients)\n"
+          "  --y-column N|NAME        the response (default column 1); the predictors are the other\n"
+          "                           columns, or those of --columns\n"
+          "  --alpha X                the share of rows the fit must explain, 0.5 to 1 (default 0.5)\n"
+          "  --no-intercept           no intercept term\n"
+          "  --lms                    least median of squares instead of least trimmed squares\n"
+          "  --starts N               random elemental starts (default 500)\n"
+          "Empty fields and NA in a CSV column are skipped, as Calc skips empty cells. For kmeans and\n"
+          "lts, a line with an empty or NA field is left out of the fit, and its per-row output is empty.\n",
+          out);
+}
+
+int fail_usage(const char *message, const char *detail)
+{
+    fprintf(stderr, "statgpu: %s%s%s\n", message, detail ? ": " : "", detail ? detail : "");
+    fputs("Try 'statgpu --help'.\n", stderr);
+    return EXIT_USAGE;
+}
+
+static int parse_int(const char *text, long minimum, long *value)
+{
+    char *end;
+    errno = 0;
+    long parsed = strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || parsed < minimum)
+        return 0;
+    *value = parsed;
+    return 1;
+}
+
+/* The commands an option belongs to ("kmeans", "lts", "kmeans lts", or
+ * "single" for the order statistics' own), or NULL for the common ones. */
+static const char *option_command(const char *arg)
+{
+    static const struct { const char *name, *commands; } owners[] = {
+        { "--columns", "kmeans lts" }, { "--output", "kmeans lts" }, { "--seed", "kmeans lts" },
+        { "--restarts", "kmeans" },    { "--max-iter", "kmeans" },   { "--tol", "kmeans" },
+        { "--init", "kmeans" },        { "--y-column", "lts" },      { "--alpha", "lts" },
+        { "--starts", "lts" },         { "--no-intercept", "lts" },  { "--lms", "lts" },
+        { "--column", "median small large quantile" }, { "-k", "small large" }, { "-p", "quantile" },
+    };
+    for (size_t j = 0; j < sizeof owners / sizeof *owners; ++j)
+        if (strcmp(arg, owners[j].name) == 0)
+            return owners[j].commands;
+    return NULL;
+}
+
+/* Where the value of an option kept as written (and checked by its
+ * command) goes, or NULL for the other options. */
+static const char **option_text(options *opt, const char *arg)
+{
+    const struct { const char *name; const char **value; } texts[] = {
+        { "--column", &opt->column },         { "-k", &opt->k_text },
+        { "-p", &opt->p_text },               { "--columns", &opt->columns },
+        { "--output", &opt->output },         { "--seed", &opt->seed_text },
+        { "--restarts", &opt->restarts_text }, { "--max-iter", &opt->max_iter_text },
+        { "--tol", &opt->tol_text },          { "--y-column", &opt->y_column },
+        { "--alpha", &opt->alpha_text },      { "--starts", &opt->starts_text },
+    };
+    for (size_t j = 0; j < sizeof texts / sizeof *texts; ++j)
+        if (strcmp(arg, texts[j].name) == 0)
+            return texts[j].value;
+    return NULL;
+}
+
+
+/* Whether arg is one of the options that take a value of their own words or
+ * numbers (those of option_text aside). */
+static int is_word_option(const char *arg)
+{
+    const char *const names[] = { "--format", "--delimiter", "--backend", "--device", "--threads", "--init" };
+    for (size_t j = 0; j < sizeof names / sizeof *names; ++j)
+        if (strcmp(arg, names[j]) == 0)
+            return 1;
+    return 0;
+}
+
+int parse_arguments(int argc, char **argv, options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->backend = STATGPU_BACKEND_AUTO;
+    opt->header = CSV_HEADER_AUTO;
+
+    if (argc < 2 || argv[1] == NULL)
+        return usage(stderr), EXIT_USAGE;
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+        return usage(stdout), 0;
+    opt->command = argv[1];
+    const char *const commands[] = { "median", "small", "large", "quantile", "info", "kmeans", "lts" };
+    int known = 0;
+    for (size_t c = 0; c < sizeof commands / sizeof *commands; ++c)
+        known |= strcmp(opt->command, commands[c]) == 0;
+    if (!known)
+        return fail_usage("unknown command", opt->command);
+
+    const int is_kmeans = strcmp(opt->command, "kmeans") == 0;
+    const int is_table = is_kmeans || strcmp(opt->command, "lts") == 0;
+    for (int i = 2; i < argc; ++i) {
+        const char *arg = argv[i];
+        const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+        long number = 0;
+        const char **text = option_text(opt, arg);
+        const char *only = option_command(arg);
+        if (only != NULL && strstr(only, opt->command) == NULL) {
+            char message[128];
+            snprintf(message, sizeof message, "option not for %s (only for %s)", opt->command, only);
+            return fail_usage(message, arg);
+        }
+        /* Options without a value. */
+        if (strcmp(arg, "--time") == 0) {
+            opt->show_timing = 1;
+            continue;
+        }
+        if (strcmp(arg, "--no-intercept") == 0) {
+            opt->no_intercept = 1;
+            continue;
+        }
+        if (strcmp(arg, "--lms") == 0) {
+            opt->lms = 1;
+            continue;
+        }
+        if (strcmp(arg, "--help") == 0)
+            return usage(stdout), 0;
+        if (strcmp(arg, "--no-header") == 0) {
+            opt->header = CSV_HEADER_NO;
+            continue;
+        }
+        if (strcmp(arg, "--header") == 0) {  /* alone, or with yes, no or auto */
+            const char *const words[] = { "yes", "no", "auto" };
+            const csv_header_mode modes[] = { CSV_HEADER_YES, CSV_HEADER_NO, CSV_HEADER_AUTO };
+            opt->header = CSV_HEADER_YES;
+            for (size_t j = 0; value != NULL && j < 3; ++j)
+                if (strcmp(value, words[j]) == 0) {
+                    opt->header = modes[j];
+                    ++i;
+                }
+            continue;
+        }
+        /* Not an option: K of kmeans (which may be negative, to be refused
+         * as a count), then the file ("-" is standard input). */
+        int is_option = arg[0] == '-' && arg[1] != '\0'
+                        && !(is_kmeans && opt->kmeans_k_text == NULL && isdigit((unsigned char)arg[1]));
+        if (!is_option) {
+            if (is_kmeans && opt->kmeans_k_text == NULL) {
+                opt->kmeans_k_text = arg;
+            } else {
+                if (opt->path != NULL)
+                    return fail_usage("more than one input file", arg);
+                opt->path = arg;
+            }
+            continue;
+        }
+        if (text == NULL && !is_word_option(arg))
+            return fail_usage("unknown option", arg);
+        if (value == NULL)
+            return fail_usage("option needs a value", arg);
+        ++i;
+        if (text != NULL) {
+            *text = value;
+        } else if (strcmp(arg, "--format") == 0) {
+            if (strcmp(value, "csv") == 0) opt->format = FORMAT_CSV;
+            else if (strcmp(value, "f64") == 0) opt->format = FORMAT_F64;
+            else if (strcmp(value, "f32") == 0) opt->format = FORMAT_F32;
+            else return fail_usage("--format must be csv, f64 or f32", value);
+        } else if (strcmp(arg, "--delimiter") == 0) {
+            if (strcmp(value, "\\t") == 0 || strcmp(value, "tab") == 0) opt->delimiter = '\t';
+            else if (strlen(value) == 1 && value[0] != '"' && value[0] != '\n' && value[0] != '\r')
+                opt->delimiter = value[0];
+            else return fail_usage("--delimiter must be one character (not a quote or line break)", value);
+        } else if (strcmp(arg, "--backend") == 0) {
+            if (strcmp(value, "auto") == 0) opt->backend = STATGPU_BACKEND_AUTO;
+            else if (strcmp(value, "cpu") == 0) opt->backend = STATGPU_BACKEND_CPU;
+            else if (strcmp(value, "cuda") == 0) opt->backend = STATGPU_BACKEND_CUDA;
+            else return fail_usage("--backend must be auto, cpu or cuda", value);
+        } else if (strcmp(arg, "--device") == 0) {
+            if (!parse_int(value, 0, &number) || number > 1024) return fail_usage("--device must be a device index", value);
+            opt->device = (int)number;
+        } else if (strcmp(arg, "--threads") == 0) {
+            if (!parse_int(value, 1, &number) || number > 4096) return fail_usage("--threads must be from 1 to 4096", value);
+            opt->thread_count = (int)number;
+        } else {  /* --init */
+            if (strcmp(value, "auto") == 0) opt->kmeans_init = STATGPU_KMEANS_INIT_AUTO;
+            else if (strcmp(value, "++") == 0) opt->kmeans_init = STATGPU_KMEANS_INIT_PLUS_PLUS;
+            else if (strcmp(value, "parallel") == 0) opt->kmeans_init = STATGPU_KMEANS_INIT_PARALLEL;
+            else return fail_usage("--init must be auto, ++ or parallel", value);
+        }
+    }
+    if (is_kmeans && (opt->kmeans_k_text == NULL || opt->path == NULL))
+        return fail_usage("kmeans needs the number of clusters K and a file: statgpu kmeans K FILE", NULL);
+    if (strcmp(opt->command, "info") != 0 && opt->path == NULL)
+        return fail_usage("no input file (use - for standard input)", NULL);
+    if (opt->format != FORMAT_CSV && opt->path != NULL && strcmp(opt->path, "-") == 0)
+        return fail_usage("binary input must be a file", NULL);
+    if (opt->format != FORMAT_CSV && is_table)
+        return fail_usage("kmeans and lts read CSV only", NULL);
+    return ARGUMENTS_RUN;
+}

@@ -1,0 +1,62 @@
+/*
+ * arguments.h: the command line of the statgpu tool, parsed apart from the
+ * engine so that it can be fuzzed on its own (tests/fuzz/). Only the words
+ * are checked here; numbers given as text are checked by their command.
+ */
+#ifndef STATGPU_CLI_ARGUMENTS_H
+#define STATGPU_CLI_ARGUMENTS_H
+
+#include <stdio.h>
+
+#include "csv.h"
+#include "statgpu.h"
+
+enum { EXIT_COMPUTE = 1, EXIT_USAGE = 2 };
+
+typedef enum input_format { FORMAT_CSV, FORMAT_F64, FORMAT_F32 } input_format;
+
+typedef struct options {
+    const char     *command;
+    const char     *path;
+    input_format    format;
+    csv_header_mode header;
+    const char     *column;      /* 1-based number or header name; NULL = first */
+    char            delimiter;   /* 0 = detect */
+    statgpu_backend backend;
+    int             device;
+    int             thread_count;
+    const char     *k_text;
+    const char     *p_text;
+    int             show_timing;
+    /* kmeans and lts: the table's columns and what to print */
+    const char     *columns;     /* comma-separated numbers or names; NULL = all */
+    const char     *output;      /* NULL = the command's default table */
+    const char     *seed_text;
+    /* kmeans */
+    const char     *kmeans_k_text;  /* the K of "kmeans K FILE" */
+    const char     *restarts_text;
+    const char     *max_iter_text;
+    const char     *tol_text;
+    statgpu_kmeans_init kmeans_init;
+    /* lts */
+    const char     *y_column;    /* number or name; NULL = the first column */
+    const char     *alpha_text;
+    const char     *starts_text;
+    int             no_intercept;
+    int             lms;
+} options;
+
+/* Sentinel of parse_arguments: the command is to run. */
+enum { ARGUMENTS_RUN = -1 };
+
+/* Parses argv into *opt (whose strings point into argv): ARGUMENTS_RUN, or
+ * the exit status when the tool is done (0 after --help or --version,
+ * EXIT_USAGE after a message on stderr). */
+int parse_arguments(int argc, char **argv, options *opt);
+
+void usage(FILE *out);
+
+/* Prints "statgpu: message[: detail]" and the hint to --help; EXIT_USAGE. */
+int fail_usage(const char *message, const char *detail);
+
+#endif
