@@ -23,8 +23,11 @@ void usage(FILE *out)
           "                           (as Calc's LTSFIT)\n"
           "options:\n"
           "  --format csv|f64|f32     input: CSV text (default) or raw little-endian doubles/floats\n"
-          "  --column N|NAME          CSV column, by 1-based number or header name (default 1)\n"
-          "  --header yes|no|auto     whether the CSV's first line is a header (default auto)\n"
+          "  --column N|NAME          CSV column, by 1-based number or header name (default 1);\n"
+          "                           a number that is also a header name (2011) means that column\n"
+          "  --header, --no-header    the CSV's first line is (is not) a header; default: it is one\n"
+          "                           when it cannot be data (a field is text), said on stderr\n"
+          "  --header yes|no|auto     the same as a word\n"
           "  --delimiter C            CSV field separator (default: detected from ',', ';', tab)\n"
           "  --backend auto|cpu|cuda  where to compute (default auto)\n"
           "  --device N               CUDA device index (default 0)\n"
@@ -48,8 +51,13 @@ void usage(FILE *out)
           "  --no-intercept           no intercept term\n"
           "  --lms                    least median of squares instead of least trimmed squares\n"
           "  --starts N               random elemental starts (default 500)\n"
-          "Empty fields and NA in a CSV column are skipped, as Calc skips empty cells. For kmeans and\n"
-          "lts, a line with an empty or NA field is left out of the fit, and its per-row output is empty.\n",
+          "CSV files: lines end with LF, CR LF or CR; a UTF-8 byte-order mark is dropped; blank lines\n"
+          "are skipped; a field may be quoted (\"1,5\"). A field is a decimal number (12, -3.5, 1e-3),\n"
+          "or missing: empty, NA, or nan/NaN (as numpy writes a missing value). Empty, NA and nan\n"
+          "fields in a CSV column are skipped, as Calc skips empty cells; for kmeans and lts, a line\n"
+          "with a missing field is left out of the fit, and its per-row output is empty. Anything else\n"
+          "in a column read is an error naming its line and column: text, hexadecimal (0x10), inf,\n"
+          "a number beyond the range of a double (1e309, 1e-400), a NUL byte. Any number of columns.\n",
           out);
 }
 

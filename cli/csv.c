@@ -290,8 +290,8 @@ static long find_column(const csv_settings *settings, const char *spec, char **f
         return -1;
     }
     if (is_number && (size_t)number > field_count) {
-        fprintf(stderr, "statgpu: %s: no column %ld (the %s has %zu)\n", settings->name, number,
-                header ? "header" : "first line", field_count);
+        fprintf(stderr, "statgpu: %s: no column %ld (the %s has %zu %s)\n", settings->name, number,
+                header ? "header" : "first line", field_count, header ? "columns" : "fields");
         for (size_t c = 0; !header && c < field_count; ++c)
             if (strcmp(fields[c], spec) == 0)
                 fprintf(stderr, "statgpu: the first line names a column '%s': give --header yes if it is a header\n",
@@ -343,9 +343,13 @@ static int names_column(const char *spec)
 static int bad_number(const csv_settings *settings, size_t line_number, size_t column, const char *field,
                       csv_field_kind kind)
 {
+    char *end;
     if (kind == CSV_FIELD_OUT_OF_RANGE)
-        fprintf(stderr, "statgpu: %s:%zu: column %zu: '%.60s' is beyond the range of a double (about 1e-308 to 1e308"
+        fprintf(stderr, "statgpu: %s:%zu: column %zu: '%.60s' is beyond the range of a double (4.9e-324 to 1.8e308"
                         " in size)\n", settings->name, line_number, column + 1, field);
+    else if (strtod(field, &end), end != field && *end == '\0')
+        fprintf(stderr, "statgpu: %s:%zu: column %zu: '%.60s' is not a decimal number (hexadecimal numbers and"
+                        " infinities are not read)\n", settings->name, line_number, column + 1, field);
     else
         fprintf(stderr, "statgpu: %s:%zu: column %zu: '%.60s' is not a number\n", settings->name, line_number,
                 column + 1, field);

@@ -499,6 +499,12 @@ static int run_lts(const options *opt, statgpu_context *context)
     int status = read_table(opt, opt->y_column != NULL ? opt->y_column : "1", &data);
     if (status != 0)
         return status;
+    if (data.row_count == 0 && data.column_count == 0) {
+        fprintf(stderr, "statgpu: %s is empty: no observations\n",
+                strcmp(opt->path, "-") == 0 ? "standard input" : opt->path);
+        csv_table_free(&data);
+        return EXIT_COMPUTE;
+    }
     if (data.column_count < 1 || (data.column_count < 2 && !params.intercept)) {
         fprintf(stderr, "statgpu: %s: lts needs a column for y and %s\n", opt->path,
                 params.intercept ? "predictor columns (or the intercept alone)" : "at least one predictor column");

@@ -394,6 +394,124 @@ def check_lts(write):
               f"exit {code}, stderr {err!r}")
 
 
+def check_csv_rules(write):
+    """The CSV rules of the help and README: any number of columns, a header
+    only when the first line cannot be data, strict numbers, line ends."""
+    # Item: no fixed limit on columns. 60 x 5000, two groups of 30 rows far
+    # apart: k = 2 finds the groups, whose means are the centroids (1e-12).
+    rng = random.Random(5)
+    width = 5000
+    rows = [[rng.randint(0, 9) + (1000 if i < 30 else 0) for _ in range(width)] for i in range(60)]
+    wide = write("wide.csv", "".join(",".join(map(str, row)) + "\n" for row in rows))
+    means = sorted([[sum(row[c] for row in group) / 30 for c in range(width)] for group in (rows[:30], rows[30:])])
+    code, out, err = run("kmeans", "2", wide, "--output", "centroids", "--restarts", "2")
+    got = table(out)
+    check("kmeans on 5000 columns: 5000 centroid columns", code == 0 and len(got) == 3
+          and all(len(row) == width + 1 for row in got) and got[0][-1] == "x5000", err)
+    if code == 0 and len(got) == 3:
+        centroids = sorted([[float(v) for v in row[1:]] for row in got[1:]])
+        check("kmeans on 5000 columns: the groups' means (1e-12)", all(
+            close(a, b, 1e-12) for row, ref in zip(centroids, means) for a, b in zip(row, ref)), err)
+    code, out, err = run("kmeans", "2", wide, "--columns", "4999,5000")
+    got = table(out)
+    centroids = sorted([[float(v) for v in row[1:]] for row in got[1:]]) if code == 0 else []
+    check("kmeans --columns 4999,5000", code == 0 and got[0] == ["cluster", "x4999", "x5000"]
+          and all(close(a, b, 1e-12) for row, ref in zip(centroids, means) for a, b in zip(row, ref[4998:])),
+          out + err)
+    code, out, err = run("median", wide, "--column", "5000")
+    check("median --column 5000", code == 0 and same(out, median(sorted(row[4999] for row in rows))), out + err)
+
+    # Item: header and numbers. A UTF-8 byte-order mark is not part of the
+    # first field.
+    code, out, err = run("median", "-", stdin="\ufeff5\n1\n2\n")
+    check("a byte-order mark is dropped: the median of 5, 1, 2", code == 0 and same(out, 2.0), out + err)
+    code, out, err = run("median", "-", "--column", "y", stdin="\ufeffy,x\n1,2\n2,3\n4,0\n")
+    check("a byte-order mark before a header: column y found", code == 0 and same(out, 2.0), out + err)
+    # A number beyond the range of a double, on the first line or any other,
+    # is an error naming line and column (it was taken for a header).
+    for args, text, where in ((("median", "-"), "1e309\n1\n2\n", "-:1: column 1"),
+                              (("median", "-"), "1\n2\n-1e400\n", "-:3: column 1"),
+                              (("median", "-"), "1\n1e-400\n2\n", "-:2: column 1"),
+                              (("kmeans", "1", "-"), "a,b\n1,2\n\n3,1e999\n", "-:4: column 2"),
+                              (("lts", "-"), "1,2\n2,3e308\n", "-:2: column 2")):
+        code, out, err = run(*args, stdin=text)
+        check(f"out of range {text!r}: an error at {where}", code == 2 and where in err and "beyond the range" in err
+              and out == "", f"exit {code}, {out!r} {err!r}")
+    code, out, err = run("median", "-", stdin="4.9e-324\n0\n1\n")
+    check("a subnormal number is read", code == 0 and same(out, 4.9e-324), out + err)
+    # The first line is a header only when it cannot be data: a field that is
+    # text. A header of numbers in the column read is still a header.
+    code, out, err = run("median", "-", "--column", "2", stdin="name,2011\nx,1\ny,3\nz,5\n")
+    check("a header whose column is named 2011 is not data: the median of 1, 3, 5", code == 0 and same(out, 3.0)
+          and "first line taken as a header" in err and "'name'" in err, out + err)
+    for text, expected in (("NA,5\n1,2\n3,4\n", 4.0), ("\n\n5\n1\n2\n", 2.0), (",7\n,1\n,3\n", 3.0),
+                           ("nan,5\n1,2\n1,4\n", 4.0)):
+        code, out, err = run("median", "-", "--column", "2" if "," in text.strip() else "1", stdin=text)
+        check(f"first line {text.split(chr(10))[0]!r} can be data: it is read", code == 0 and same(out, expected)
+              and "header" not in err, out + err)
+    code, out, err = run("median", "-", "--column", "2", "--header", stdin="1;2\n3;4\n5;9\n")
+    check("--header: a first line of numbers is a header", code == 0 and same(out, 6.5), out + err)
+    code, out, err = run("median", "-", "--column", "2", "--no-header", stdin="a,2\nb,4\nc,9\n")
+    check("--no-header: a first line with text is data", code == 0 and same(out, 4.0) and "header" not in err,
+          out + err)
+    code, out, err = run("median", "-", "--header", "no", "--column", "1", stdin="a\n1\n")
+    check("--header no: text on the first line is an error naming it", code == 2 and "-:1: column 1: 'a'" in err, err)
+    code, out, err = run("kmeans", "1", "-", "--no-header", stdin="1,2\n3,4\n")
+    check("kmeans --no-header", code == 0 and table(out) == [["cluster", "x1", "x2"], ["1", "2", "3"]], out + err)
+
+    # Item: messages that name the right thing.
+    forty = write("forty.csv", "".join("%d\n" % i for i in range(40)))
+    for command in ("large", "small"):
+        code, out, err = run(command, forty, "-k", "100")
+        check(f"{command} -k 100 of 40 values: k = 100 named", code == 1 and "k = 100 lies outside 1..40" in err, err)
+    three = write("threecolumns.csv", "a,b,c\n1,2,3\n4,5,6\n")
+    code, out, err = run("median", three, "--column", "4")
+    check("median --column 4 of 3 columns: no column 4", code == 2 and "no column 4 (the header has 3 columns)" in err
+          and "empty" not in err, err)
+    years = write("years.csv", "name,2010,2011\nx,1,2\ny,3,4\nz,5,7\n")
+    code, out, err = run("median", years, "--column", "2011")
+    check("--column 2011, a header name: that column", code == 0 and same(out, 4.0), out + err)
+    code, out, err = run("kmeans", "1", years, "--columns", "2010,2011")
+    check("--columns 2010,2011, header names: those columns", code == 0
+          and table(out) == [["cluster", "2010", "2011"], ["1", "3", "4.333333333333333"]], out + err)
+    numbered = write("numbered.csv", "3,1,2\n10,20,30\n11,21,31\n")
+    code, out, err = run("median", numbered, "--column", "1", "--header")
+    check("--column 1 with a header of numbers: the column named 1 (the second), said so",
+          code == 0 and same(out, 20.5) and "named so, not column 1" in err, out + err)
+    code, out, err = run("median", write("yearsonly.csv", "2010,2011\n1,2\n3,4\n"), "--column", "2011")
+    check("--column 2011 where the first line is read as data: no column 2011, and the hint",
+          code == 2 and "no column 2011 (the first line has 2 fields)" in err and "--header yes" in err, err)
+    code, out, err = run("median", write("cr.csv", "v\r1\r2\r3\r4\r"))
+    check("CR-only line ends are line ends", code == 0 and same(out, 2.5), out + err)
+    code, out, err = run("kmeans", "1", write("crlf.csv", "a;b\r\n1;2\r\n3;4\r\n"))
+    check("CR LF line ends", code == 0 and table(out) == [["cluster", "a", "b"], ["1", "2", "3"]], out + err)
+    empty = write("empty2.csv", "")
+    code, out, err = run("lts", empty)
+    check("lts on an empty file: the file is empty", code == 1 and "is empty" in err and "needs" not in err, err)
+    code, out, err = run("median", three, "--bogus")
+    check("an unknown option given last: unknown option", code == 2 and "unknown option: --bogus" in err, err)
+    code, out, err = run("median", three, "--columns")
+    check("an option of another command given last: not for median", code == 2 and "only for kmeans" in err, err)
+    nan32 = os.path.join(os.path.dirname(empty), "nan.f32")
+    with open(nan32, "wb") as handle:
+        handle.write(struct.pack("<3f", 1.0, math.nan, 2.0))
+    code, out, err = run("median", nan32, "--format", "f32")
+    check("NaN in a float32 file: said once", code == 1 and err.count("contain NaN") == 1, err)
+
+    # Item: what a field may be. nan like NA (numpy and Julia write it);
+    # hexadecimal, infinities and a NUL byte are errors.
+    code, out, err = run("median", "-", stdin="1\nnan\nNaN\n\"NA\"\n2\n4\n")
+    check("nan, NaN and NA are skipped", code == 0 and same(out, 2.0) and "skipped 3" in err, out + err)
+    for text, where in (("1\n0x10\n2\n", "-:2: column 1: '0x10'"), ("1\ninf\n2\n", "-:2: column 1: 'inf'"),
+                        ("1\n-Infinity\n", "-:2: column 1: '-Infinity'"), ("1\n2\n1e5x\n", "-:3: column 1")):
+        code, out, err = run("median", "-", stdin=text)
+        check(f"{text!r} is an error", code == 2 and where in err and out == "", err)
+    code, out, err = run("median", "-", stdin="1\n2\x00junk\n5\n")
+    check("a NUL byte is an error naming its line", code == 2 and "-:2:" in err and "NUL" in err, err)
+    code, out, _ = run("--help")
+    check("the help names the CSV rules", "nan" in out and "hexadecimal" in out and "--no-header" in out, out)
+
+
 def main():
     rng = random.Random(7)
     with tempfile.TemporaryDirectory() as folder:
@@ -491,6 +609,7 @@ def main():
 
         check_kmeans(write)
         check_lts(write)
+        check_csv_rules(write)
 
         code, out, _ = run("info")
         check("info names a backend", code == 0 and "backend: " in out, out)
