@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/types.h>
 
 /* A growing array with room for element count + 1: values itself or its
  * moved copy, or NULL when out of memory (values then stays as it was). */
@@ -62,7 +63,7 @@ static size_t decimal_length(const char *text, int *nonzero)
 
 csv_field_kind csv_field_classify(const char *field, double *value)
 {
-    if (field[0] == '\0' || strcmp(field, "NA") == 0 || strcasecmp(field, "nan") == 0)
+    if (field[0] == '\0' || strcmp(field, "NA") == 0 || ((field[0] | 0x20) == 'n' && strcasecmp(field, "nan") == 0))
         return CSV_FIELD_MISSING;
     int nonzero;
     size_t length = decimal_length(field, &nonzero);
@@ -82,12 +83,14 @@ struct csv_reader {
     FILE       *file;
     const char *name;
     char        delimiter;
-    char       *line;
-    size_t      line_capacity;
+    char       *chunk;          /* up to and with an LF, as getdelim reads: may hold lines ended by CR */
+    size_t      chunk_capacity;
+    size_t      chunk_length;
+    size_t      chunk_next;     /* where the next line of chunk starts */
+    char       *line;           /* the line last read, in chunk */
     char      **fields;
     size_t      field_capacity;
-    size_t      line_number;   /* of the line last read */
-    int         started;       /* the byte-order mark has been looked for */
+    size_t      line_number;    /* of the line last read */
 };
 
 csv_reader *csv_reader_create(FILE *file, const char *name, char delimiter)
@@ -105,63 +108,52 @@ void csv_reader_destroy(csv_reader *reader)
 {
     if (reader == NULL)
         return;
-    free(reader->line);
+    free(reader->chunk);
     free(reader->fields);
     free(reader);
 }
 
-/* Reads one line (LF, CR LF or CR ended) into reader->line: 1, 0 at the end
- * of the file, -1 after a message. */
+/* Reads one line (LF, CR LF or CR ended) into reader->line, its end made a
+ * NUL: 1, 0 at the end of the file, -1 after a message. */
 static int read_line(csv_reader *reader, size_t *length)
 {
-    size_t n = 0;
-    int c, nul = 0, any = 0;
-    while ((c = getc(reader->file)) != EOF) {
-        any = 1;
-        if (c == '\n')
-            break;
-        if (c == '\r') {
-            int next = getc(reader->file);
-            if (next != '\n' && next != EOF)
-                ungetc(next, reader->file);
-            break;
+    if (reader->chunk_next >= reader->chunk_length) {
+        errno = 0;
+        ssize_t got = getdelim(&reader->chunk, &reader->chunk_capacity, '\n', reader->file);
+        if (got < 0) {
+            if (ferror(reader->file) || errno == ENOMEM) {
+                fprintf(stderr, "statgpu: %s: %s after line %zu\n", reader->name,
+                        errno == ENOMEM ? "out of memory" : "read error", reader->line_number);
+                return -1;
+            }
+            return 0;
         }
-        nul |= c == '\0';
-        char *line = room_for(reader->line, n + 1, &reader->line_capacity, 1);
-        if (line == NULL) {
-            fprintf(stderr, "statgpu: %s: out of memory at line %zu\n", reader->name, reader->line_number + 1);
-            return -1;
-        }
-        reader->line = line;
-        reader->line[n++] = (char)c;
+        int first = reader->line_number == 0 && reader->chunk_length == 0;
+        reader->chunk_length = (size_t)got;
+        reader->chunk_next = 0;
+        if (first && got >= 3 && memcmp(reader->chunk, "\xef\xbb\xbf", 3) == 0)
+            reader->chunk_next = 3;  /* the UTF-8 byte-order mark */
     }
-    if (ferror(reader->file)) {
-        fprintf(stderr, "statgpu: error reading %s\n", reader->name);
-        return -1;
-    }
-    if (!any)
-        return 0;
+    char *start = reader->chunk + reader->chunk_next, *end = start;
+    char *stop = reader->chunk + reader->chunk_length;
+    if (reader->chunk_next == 0 && memchr(start, '\r', reader->chunk_length) == NULL)
+        end = stop - (stop > start && stop[-1] == '\n');  /* one LF-ended line, the usual case */
+    else
+        while (end < stop && *end != '\n' && *end != '\r')
+            ++end;
     ++reader->line_number;
-    if (nul) {
+    if (memchr(start, '\0', (size_t)(end - start)) != NULL) {
         fprintf(stderr, "statgpu: %s:%zu: the line holds a NUL byte (not a text file?)\n", reader->name,
                 reader->line_number);
         return -1;
     }
-    char *line = room_for(reader->line, n + 1, &reader->line_capacity, 1);
-    if (line == NULL) {
-        fprintf(stderr, "statgpu: %s: out of memory at line %zu\n", reader->name, reader->line_number);
-        return -1;
-    }
-    reader->line = line;
-    reader->line[n] = '\0';
-    if (!reader->started) {
-        reader->started = 1;
-        if (n >= 3 && memcmp(reader->line, "\xef\xbb\xbf", 3) == 0) {
-            memmove(reader->line, reader->line + 3, n - 2);
-            n -= 3;
-        }
-    }
-    *length = n;
+    size_t next = (size_t)(end - reader->chunk) + (end < stop);
+    if (end < stop && *end == '\r' && end + 1 < stop && end[1] == '\n')
+        ++next;
+    *end = '\0';  /* getdelim leaves a NUL after the chunk */
+    reader->chunk_next = next;
+    reader->line = start;
+    *length = (size_t)(end - start);
     return 1;
 }
 
