@@ -19,6 +19,8 @@
  * (labels, weights, residuals) have a line per data row of the input, numbered
  * as the file's rows after its header; a row left out for an empty or NA
  * field has an empty value.
+ *
+ * The CSV rules are csv.h's; the command line is parsed in arguments.c.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
