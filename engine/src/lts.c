@@ -45,10 +45,20 @@
  * From 8000 rows (twice the start sample) the subsample pays: at n = 10^4
  * 0.13 s against 0.37 s on all the rows, the same objectives over 6 seeds
  * to 4e-5 relative, ltsReg's own within that range. */
+#ifndef SG_LTS_SUBSAMPLE_MIN_OBS
 #define SG_LTS_SUBSAMPLE_MIN_OBS ((size_t)8000)
+#endif
 #define SG_LTS_START_ROWS        ((size_t)4000)
 #define SG_LTS_MIDDLE_ROWS       ((size_t)20000)
 #define SG_LTS_FULL_CANDIDATES   ((size_t)2)
+
+/* With the working subsample, the starts carry this many times best_count
+ * candidates to the middle stage (ltsReg carries best_count from each of its
+ * 5 subsets). With best_count alone, at 8000-19000 rows and alpha 0.75 the
+ * default run ended above ltsReg's objective on 5 of 36 synthetic data sets
+ * (by up to 5e-6 relative), 5000 starts no better: the start sample's two
+ * C-steps ranked the eventual winner outside the best 10. */
+#define SG_LTS_START_CARRY ((size_t)5)
 
 /* Starts evaluated per call of the primitive, and so between progress
  * reports; the GPU takes more at once, its passes over the rows being shared
@@ -1296,11 +1306,14 @@ static statgpu_status sg_lts_run_search(sg_lts_search *search, sg_lts_evaluator 
     size_t *order = NULL;
     double *swap = malloc(p * sizeof *swap);
     statgpu_status status = STATGPU_OK;
-    if (swap == NULL || !sg_candidates_init(&list, search->best_count, p)) {
+    bool subsample = evaluator->session == NULL && !search->exhaustive && n >= SG_LTS_SUBSAMPLE_MIN_OBS;
+    size_t carried = search->best_count;
+    if (subsample)
+        carried = carried <= SIZE_MAX / SG_LTS_START_CARRY ? carried * SG_LTS_START_CARRY : SIZE_MAX;
+    if (swap == NULL || !sg_candidates_init(&list, carried, p)) {
         status = STATGPU_ERROR_OUT_OF_MEMORY;
         goto done;
     }
-    bool subsample = evaluator->session == NULL && !search->exhaustive && n >= SG_LTS_SUBSAMPLE_MIN_OBS;
     if (subsample) {
         /* Two nested random samples of the rows: a partial Fisher-Yates
          * shuffle; the first SG_LTS_START_ROWS are the smaller one. */
