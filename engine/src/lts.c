@@ -45,9 +45,7 @@
  * From 8000 rows (twice the start sample) the subsample pays: at n = 10^4
  * 0.13 s against 0.37 s on all the rows, the same objectives over 6 seeds
  * to 4e-5 relative, ltsReg's own within that range. */
-#ifndef SG_LTS_SUBSAMPLE_MIN_OBS
 #define SG_LTS_SUBSAMPLE_MIN_OBS ((size_t)8000)
-#endif
 #define SG_LTS_START_ROWS        ((size_t)4000)
 #define SG_LTS_MIDDLE_ROWS       ((size_t)20000)
 #define SG_LTS_FULL_CANDIDATES   ((size_t)2)
