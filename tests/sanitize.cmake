@@ -23,10 +23,12 @@ foreach(test IN LISTS statgpu_sanitized_tests)
     continue()
   endif()
   # Appended to what the environment already holds, so that the caller may add
-  # options (detect_leaks=0 where LeakSanitizer cannot run).
+  # options (detect_leaks=0 where LeakSanitizer cannot run). An allocation
+  # too large returns NULL, as from the C library, instead of stopping the
+  # test: refusing an impossible size with OUT_OF_MEMORY is the engine's job.
   set(log ${statgpu_sanitizer_logs}/${test})
   set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT_MODIFICATION
-    "ASAN_OPTIONS=string_append::log_path=${log}.asan:detect_stack_use_after_return=1:strict_string_checks=1"
+    "ASAN_OPTIONS=string_append::log_path=${log}.asan:allocator_may_return_null=1:detect_stack_use_after_return=1:strict_string_checks=1"
     "UBSAN_OPTIONS=string_append::log_path=${log}.ubsan:print_stacktrace=1:halt_on_error=1")
   set_property(TEST ${test} APPEND PROPERTY FIXTURES_REQUIRED statgpu_sanitizer)
 endforeach()
