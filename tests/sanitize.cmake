@@ -32,3 +32,13 @@ foreach(test IN LISTS statgpu_sanitized_tests)
     "UBSAN_OPTIONS=string_append::log_path=${log}.ubsan:print_stacktrace=1:halt_on_error=1")
   set_property(TEST ${test} APPEND PROPERTY FIXTURES_REQUIRED statgpu_sanitizer)
 endforeach()
+
+# Registered after the loop: its reports go to its own output, where they are
+# expected, not to the folder that must stay empty.
+add_executable(sanitizer_canary sanitizer_canary.c)
+add_test(NAME sanitizer_catches_address COMMAND sanitizer_canary address)
+set_tests_properties(sanitizer_catches_address PROPERTIES
+  PASS_REGULAR_EXPRESSION "AddressSanitizer: heap-buffer-overflow")
+add_test(NAME sanitizer_catches_undefined COMMAND sanitizer_canary undefined)
+set_tests_properties(sanitizer_catches_undefined PROPERTIES
+  PASS_REGULAR_EXPRESSION "runtime error: signed integer overflow")
