@@ -256,8 +256,29 @@ double finiteResult(double value)
     return value;
 }
 
-// The table KMEANS returns. Labels are 1-based, and empty (void) for the rows
-// of Data that were left out.
+// A column with one cell per row of the input: value_of(i) for the i-th row
+// the engine saw, and an empty text for a row that was left out. An empty text
+// is Calc's own "" idiom: COUNT, COUNTIF, SUM and AVERAGE ignore it, where a
+// void element of an array result would count as 0. Every per-row output is
+// written here.
+Range perRowColumn(const std::vector<bool>& complete, const std::function<double(std::size_t)>& value_of)
+{
+    Range column(static_cast<sal_Int32>(complete.size()));
+    std::size_t next = 0;
+    for (std::size_t row = 0; row < complete.size(); ++row)
+    {
+        Sequence<Any>& cell = column.getArray()[row];
+        cell.realloc(1);
+        if (complete[row])
+            cell.getArray()[0] <<= value_of(next++);
+        else
+            cell.getArray()[0] <<= OUString();
+    }
+    return column;
+}
+
+// The table KMEANS returns. Labels are 1-based, and empty for the rows of Data
+// that were left out.
 Any kmeansTable(KmeansTable table, const statgpu_kmeans_result& result, const Observations& observations)
 {
     const std::size_t k = result.k;
@@ -276,18 +297,9 @@ Any kmeansTable(KmeansTable table, const statgpu_kmeans_result& result, const Ob
             return Any(centroids);
         }
         case KmeansTable::Labels:
-        {
-            Range labels(static_cast<sal_Int32>(observations.complete.size()));
-            std::size_t next = 0;
-            for (std::size_t row = 0; row < observations.complete.size(); ++row)
-            {
-                Sequence<Any>& cell = labels.getArray()[row];
-                cell.realloc(1);
-                if (observations.complete[row])
-                    cell.getArray()[0] <<= static_cast<double>(result.labels[next++] + 1);
-            }
-            return Any(labels);
-        }
+            return Any(perRowColumn(observations.complete, [&result](std::size_t i) {
+                return static_cast<double>(result.labels[i] + 1);
+            }));
         case KmeansTable::Sizes:
         {
             Sequence<Sequence<double>> sizes(static_cast<sal_Int32>(k));
@@ -475,21 +487,6 @@ bool readIntercept(const Any& argument)
     double value = 0.0;
     readCell(argument, kParameterCells, kLtsInterceptArgument, value);
     return value != 0.0;
-}
-
-// A column of numbers, and empty (void) cells for the rows left out.
-Range perRowColumn(const std::vector<bool>& complete, const std::function<double(std::size_t)>& value_of)
-{
-    Range column(static_cast<sal_Int32>(complete.size()));
-    std::size_t next = 0;
-    for (std::size_t row = 0; row < complete.size(); ++row)
-    {
-        Sequence<Any>& cell = column.getArray()[row];
-        cell.realloc(1);
-        if (complete[row])
-            cell.getArray()[0] <<= value_of(next++);
-    }
-    return column;
 }
 
 // The table LTSFIT returns.
