@@ -665,6 +665,12 @@ static void test_bad_inputs_get_their_status(void **state)
     EXPECT(STATGPU_ERROR_INVALID_ARGUMENT, KMEANS(data, 10, 2, 10, 11), "k > n_obs");
     EXPECT(STATGPU_ERROR_INVALID_ARGUMENT, (params.restart_count = 0, KMEANS(data, 10, 2, 10, 2)),
            "restart_count = 0");
+    /* A restart count no call can finish (SIZE_MAX ran until killed) is refused. */
+    EXPECT(STATGPU_ERROR_INVALID_ARGUMENT, (params.restart_count = SIZE_MAX, KMEANS(data, 10, 2, 10, 2)),
+           "restart_count = SIZE_MAX");
+    EXPECT(STATGPU_ERROR_INVALID_ARGUMENT,
+           (params.restart_count = (size_t)STATGPU_KMEANS_MAX_RESTART_COUNT + 1, KMEANS(data, 10, 2, 10, 2)),
+           "restart_count above the limit");
     EXPECT(STATGPU_ERROR_INVALID_ARGUMENT, (params.max_iterations = 0, KMEANS(data, 10, 2, 10, 2)),
            "max_iterations = 0");
     EXPECT(STATGPU_ERROR_INVALID_ARGUMENT, (params.tolerance = -1e-4, KMEANS(data, 10, 2, 10, 2)),

@@ -619,6 +619,10 @@ static void test_bad_input(void **state)
         params.alpha = alphas[k];
         assert_int_equal(fit_status(y, x, n, 2, &params, "alpha"), STATGPU_ERROR_INVALID_ARGUMENT);
     }
+    /* Just outside the interval: the message shows the value as given, not
+     * rounded to "1" by %g. */
+    params.alpha = 1.0000001;
+    assert_int_equal(fit_status(y, x, n, 2, &params, "alpha = 1.0000001"), STATGPU_ERROR_INVALID_ARGUMENT);
     statgpu_lts_params_init(&params);
     params.start_count = 0;
     assert_int_equal(fit_status(y, x, n, 2, &params, "start_count"), STATGPU_ERROR_INVALID_ARGUMENT);
@@ -681,6 +685,51 @@ static void test_bad_input(void **state)
     statgpu_lts_result_destroy(NULL);
 }
 
+/* Counts far beyond what a search can use: a huge best_count is the same
+ * search as best_count = start_count (it can carry no more candidates than
+ * there are starts), never a product that wraps round to a small allocation;
+ * max_steps = SIZE_MAX is "until converged"; a start_count beyond the stated
+ * limit is refused with a message that names it. */
+static void test_impossible_counts(void **state)
+{
+    (void)state;
+    TEST_SKIP_IF(g_skip_reason);
+    size_t n = 40;
+    double y[40], x[80];
+    make_data(n, 2, 0.2, 5, y, x);
+    statgpu_lts_params params;
+    statgpu_lts_params_init(&params);
+    params.start_count = 30;
+    params.best_count = 30;
+    statgpu_lts_result *reference = NULL;
+    assert_int_equal(statgpu_lts(g_context, y, x, n, 2, n, &params, &reference), STATGPU_OK);
+
+    size_t huge_counts[3] = { (size_t)1 << 61, SIZE_MAX / 2, SIZE_MAX };
+    for (int c = 0; c < 3; ++c) {
+        params.best_count = huge_counts[c];
+        statgpu_lts_result *r = NULL;
+        assert_int_equal(statgpu_lts(g_context, y, x, n, 2, n, &params, &r), STATGPU_OK);
+        assert_memory_equal(r->raw_coefficients, reference->raw_coefficients, 3 * sizeof(double));
+        assert_memory_equal(r->weights, reference->weights, n * sizeof(int32_t));
+        statgpu_lts_result_destroy(r);
+    }
+
+    statgpu_lts_params_init(&params);
+    params.max_steps = SIZE_MAX;
+    statgpu_lts_result *r = NULL;
+    assert_int_equal(statgpu_lts(g_context, y, x, n, 2, n, &params, &r), STATGPU_OK);
+    for (size_t j = 0; j < 3; ++j)
+        assert_true(isfinite(r->coefficients[j]));
+    statgpu_lts_result_destroy(r);
+
+    statgpu_lts_params_init(&params);
+    params.start_count = SIZE_MAX;
+    assert_int_equal(fit_status(y, x, n, 2, &params, "start_count"), STATGPU_ERROR_INVALID_ARGUMENT);
+    params.start_count = (size_t)STATGPU_LTS_MAX_START_COUNT + 1;
+    assert_int_equal(fit_status(y, x, n, 2, &params, "start_count"), STATGPU_ERROR_INVALID_ARGUMENT);
+    statgpu_lts_result_destroy(reference);
+}
+
 /* A predictor that is almost constant but not quite (a large offset):
  * standardisation keeps it usable, with no NaN anywhere. */
 static void test_offset_predictor(void **state)
@@ -740,6 +789,7 @@ int main(void)
         cmocka_unit_test(test_large_contaminated),
         cmocka_unit_test(test_reproducible_at_any_thread_count),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_impossible_counts),
         cmocka_unit_test(test_offset_predictor),
     };
     int failures = cmocka_run_group_tests(tests, setup, teardown);

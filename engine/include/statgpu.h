@@ -305,9 +305,14 @@ typedef enum statgpu_kmeans_init {
                                            is not used (as in R and scikit-learn) */
 } statgpu_kmeans_init;
 
+/* The most runs a call may ask for (restart_count); scikit-learn's default is
+ * 10 and Calc's KMEANS allows 1000. */
+#define STATGPU_KMEANS_MAX_RESTART_COUNT 1000000u
+
 typedef struct statgpu_kmeans_params {
     size_t              struct_bytes;      /* sizeof(statgpu_kmeans_params); set by _init */
-    size_t              restart_count;     /* runs from different initial centroids; default 10 */
+    size_t              restart_count;     /* runs from different initial centroids, 1 ..
+                                              STATGPU_KMEANS_MAX_RESTART_COUNT; default 10 */
     size_t              max_iterations;    /* per run; default 300 (scikit-learn's) */
     double              tolerance;         /* relative, as scikit-learn's tol; default 1e-4;
                                               0 stops only when no label changes (R's rule) */
@@ -451,6 +456,14 @@ typedef enum statgpu_lts_criterion {
     STATGPU_LTS_SQUARES = 0,  /* least trimmed squares (default) */
     STATGPU_LTS_MEDIAN  = 1   /* least median of squares: the h-th smallest squared residual */
 } statgpu_lts_criterion;
+
+/* The most random starts a call may ask for (start_count): far beyond any
+ * useful search (ltsReg's default is 500), and a bound that keeps every size
+ * the search derives from it representable. best_count may be anything >= 1:
+ * a search carries at most start_count candidates, so a larger best_count
+ * is the same search as best_count = start_count. max_steps may be anything
+ * >= 1 (SIZE_MAX: until the h-subset no longer changes). */
+#define STATGPU_LTS_MAX_START_COUNT 100000000u
 
 typedef struct statgpu_lts_params {
     size_t                struct_bytes;   /* sizeof(statgpu_lts_params); set by _init */

@@ -102,10 +102,13 @@ static statgpu_status sg_check_kmeans_arguments(statgpu_context *context, const 
         return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "k = %zu is too large", k);
     if (params->restart_count == 0)
         return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "restart_count is 0: at least one run is needed");
+    if (params->restart_count > STATGPU_KMEANS_MAX_RESTART_COUNT)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "restart_count = %zu is more than the %u runs a call may ask for",
+                       params->restart_count, STATGPU_KMEANS_MAX_RESTART_COUNT);
     if (params->max_iterations == 0)
         return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "max_iterations is 0");
     if (!(params->tolerance >= 0.0 && params->tolerance <= DBL_MAX))
-        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "the tolerance %g is not a finite number >= 0",
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "the tolerance %.17g is not a finite number >= 0",
                        params->tolerance);
     if (params->init < STATGPU_KMEANS_INIT_AUTO || params->init > STATGPU_KMEANS_INIT_GIVEN)
         return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "unknown initialisation %d", (int)params->init);

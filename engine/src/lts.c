@@ -565,12 +565,25 @@ typedef struct sg_lts_candidates {
     size_t *steps;      /* C-steps taken */
 } sg_lts_candidates;
 
+/* count x item_bytes, or 0 where the product does not fit in a size_t (no
+ * allocation of that size can succeed, and 0 bytes makes none succeed). */
+static size_t sg_array_bytes(size_t count, size_t item_bytes)
+{
+    size_t bytes;
+    return __builtin_mul_overflow(count, item_bytes, &bytes) ? 0 : bytes;
+}
+
 static bool sg_candidates_init(sg_lts_candidates *list, size_t capacity, size_t p)
 {
     list->capacity = capacity;
     list->count = 0;
     list->p = p;
-    list->coef = malloc(capacity * p * sizeof *list->coef);
+    list->coef = list->value = NULL;
+    list->origin = list->steps = NULL;
+    size_t coef_bytes = sg_array_bytes(capacity, p * sizeof *list->coef);
+    if (coef_bytes == 0 || capacity > SIZE_MAX / sizeof(size_t))
+        return false;
+    list->coef = malloc(coef_bytes);
     list->value = malloc(capacity * sizeof *list->value);
     list->origin = malloc(capacity * sizeof *list->origin);
     list->steps = malloc(capacity * sizeof *list->steps);
@@ -626,6 +639,11 @@ static bool sg_batch_init(sg_lts_batch *batch, size_t capacity, size_t p)
 {
     batch->capacity = capacity;
     batch->p = p;
+    /* p <= 1000, so p * p * sizeof(double) cannot wrap; capacity times it can. */
+    if (sg_array_bytes(capacity, p * p * sizeof(double)) == 0) {
+        memset(batch, 0, sizeof *batch);
+        return false;
+    }
     batch->coef = malloc(capacity * p * sizeof(double));
     batch->next = malloc(capacity * p * sizeof(double));
     batch->kth = malloc(capacity * sizeof(double));
@@ -877,7 +895,7 @@ static statgpu_status sg_lts_converge(sg_lts_search *search, sg_lts_stage *stage
             active[still++] = i;
         }
         active_count = still;
-        if (sg_search_cancelled(search, (double)(step + 1) / (double)(search->max_steps + 1))) {
+        if (sg_search_cancelled(search, (double)(step + 1) / ((double)search->max_steps + 1.0))) {
             status = STATGPU_ERROR_CANCELLED;
             goto done;
         }
@@ -1038,11 +1056,15 @@ static statgpu_status sg_check_lts_arguments(statgpu_context *context, const dou
                        "%zu observations for %zu coefficients: LTS needs more than twice as many observations "
                        "as coefficients (more than %zu)", n_obs, p, 2 * p);
     if (!(params->alpha >= 0.5 && params->alpha <= 1.0))
-        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "alpha = %g lies outside [0.5, 1]", params->alpha);
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "alpha = %.17g lies outside [0.5, 1]", params->alpha);
     if (params->criterion != STATGPU_LTS_SQUARES && params->criterion != STATGPU_LTS_MEDIAN)
         return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "unknown criterion %d", (int)params->criterion);
     if (params->start_count == 0)
         return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "start_count is 0: at least one start is needed");
+    if (params->start_count > STATGPU_LTS_MAX_START_COUNT)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                       "start_count = %zu is more than the %u starts a call may ask for", params->start_count,
+                       STATGPU_LTS_MAX_START_COUNT);
     if (params->best_count == 0)
         return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "best_count is 0: at least one start must be iterated");
     if (params->max_steps == 0)
@@ -1313,7 +1335,9 @@ static statgpu_status sg_lts_run_search(sg_lts_search *search, sg_lts_evaluator 
     double *swap = malloc(p * sizeof *swap);
     statgpu_status status = STATGPU_OK;
     bool subsample = evaluator->session == NULL && !search->exhaustive && n >= SG_LTS_SUBSAMPLE_MIN_OBS;
-    size_t carried = search->best_count;
+    /* No more candidates than starts: a larger best_count is the same search. */
+    size_t best_count = search->best_count < search->start_count ? search->best_count : search->start_count;
+    size_t carried = best_count;
     if (subsample)
         carried = carried <= SIZE_MAX / SG_LTS_START_CARRY ? carried * SG_LTS_START_CARRY : SIZE_MAX;
     if (swap == NULL || !sg_candidates_init(&list, carried, p)) {
@@ -1359,7 +1383,7 @@ static statgpu_status sg_lts_run_search(sg_lts_search *search, sg_lts_evaluator 
         if (status != STATGPU_OK)
             goto done;
     } else {
-        if (!sg_candidates_init(&group_list, search->best_count, p)) {
+        if (!sg_candidates_init(&group_list, best_count, p)) {
             status = STATGPU_ERROR_OUT_OF_MEMORY;
             goto done;
         }

@@ -38,7 +38,7 @@ static statgpu_status sg_check_probability(statgpu_context *context, double p)
 {
     if (!(p >= 0.0 && p <= 1.0))  /* also rejects NaN */
         return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
-                       "the probability %g lies outside [0, 1]", p);
+                       "the probability %.17g lies outside [0, 1]", p);
     return STATGPU_OK;
 }
 
