@@ -91,6 +91,45 @@ static void test_create_and_destroy(void **state)
     assert_string_equal(statgpu_context_last_error(NULL), "no context");
 }
 
+/* The thread policy: a bound that no request passes (5,000 threads ended the
+ * host process, 100,000 crashed it in libgomp), and a default that is
+ * OpenMP's own, so OMP_NUM_THREADS and the CPU affinity are respected. ctest
+ * runs this test again under OMP_NUM_THREADS=3 and under taskset -c 0, with
+ * STATGPU_TEST_DEFAULT_THREADS naming the count the default must be. */
+static void test_thread_policy(void **state)
+{
+    (void)state;
+    statgpu_context_params params;
+    statgpu_context *context = NULL;
+    int refused[3] = { STATGPU_MAX_THREAD_COUNT + 1, 5000, 100000 };
+    for (int j = 0; j < 3; ++j) {
+        statgpu_context_params_init(&params);
+        params.thread_count = refused[j];
+        assert_int_equal(statgpu_context_create(&params, &context), STATGPU_ERROR_INVALID_ARGUMENT);
+        assert_null(context);
+    }
+    statgpu_context_params_init(&params);
+    params.backend = STATGPU_BACKEND_CPU;
+    params.thread_count = STATGPU_MAX_THREAD_COUNT;
+    assert_int_equal(statgpu_context_create(&params, &context), STATGPU_OK);
+    double data[5] = { 3, 1, 4, 1, 5 }, median = 0.0;
+    assert_int_equal(statgpu_median(context, data, 5, &median), STATGPU_OK);
+    assert_true(median == 3.0);
+    statgpu_context_destroy(context);
+
+    params.thread_count = 0;
+    assert_int_equal(statgpu_context_create(&params, &context), STATGPU_OK);
+    statgpu_backend_report report;
+    assert_int_equal(statgpu_context_backend_report(context, &report), STATGPU_OK);
+    assert_true(report.cpu_thread_count >= 1 && report.cpu_thread_count <= STATGPU_MAX_THREAD_COUNT);
+    const char *expected = getenv("STATGPU_TEST_DEFAULT_THREADS");
+    if (expected != NULL) {
+        printf("# default threads %d, expected %s\n", report.cpu_thread_count, expected);
+        assert_int_equal(report.cpu_thread_count, atoi(expected));
+    }
+    statgpu_context_destroy(context);
+}
+
 static void test_last_error_is_cleared_by_success(void **state)
 {
     (void)state;
@@ -241,6 +280,7 @@ int main(void)
         cmocka_unit_test(test_create_and_destroy),
         cmocka_unit_test(test_last_error_is_cleared_by_success),
         cmocka_unit_test(test_cpu_report),
+        cmocka_unit_test(test_thread_policy),
         cmocka_unit_test(test_cuda_request_reports_backend),
         cmocka_unit_test(test_describe_report),
         cmocka_unit_test(test_progress_can_cancel),

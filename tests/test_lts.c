@@ -31,6 +31,7 @@
 #include <cmocka.h>
 
 #include "internal.h"
+#include "core/threads.h"
 #include "statgpu.h"
 #include "test_support.h"
 
@@ -730,6 +731,19 @@ static void test_impossible_counts(void **state)
     statgpu_lts_result_destroy(reference);
 }
 
+/* The team of a call (core/threads.h): no more threads than blocks of work,
+ * one for work too small to share, never 0. */
+static void test_thread_teams(void **state)
+{
+    (void)state;
+    assert_int_equal(sg_threads_for(16, 1, 1e12), 1);                       /* one block */
+    assert_int_equal(sg_threads_for(16, 1000, 178.0 * 13 * 3), 1);         /* tiny work */
+    assert_int_equal(sg_threads_for(16, 1000, 1e12), 16);
+    assert_int_equal(sg_threads_for(16, 5, 1e12), 5);
+    assert_int_equal(sg_threads_for(16, 1000, 4 * SG_THREADS_MIN_WORK), 4);
+    assert_int_equal(sg_threads_for(0, 0, 0.0), 1);
+}
+
 /* A predictor that is almost constant but not quite (a large offset):
  * standardisation keeps it usable, with no NaN anywhere. */
 static void test_offset_predictor(void **state)
@@ -790,6 +804,7 @@ int main(void)
         cmocka_unit_test(test_reproducible_at_any_thread_count),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_impossible_counts),
+        cmocka_unit_test(test_thread_teams),
         cmocka_unit_test(test_offset_predictor),
     };
     int failures = cmocka_run_group_tests(tests, setup, teardown);

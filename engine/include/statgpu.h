@@ -100,11 +100,20 @@ typedef enum statgpu_select_method {
     STATGPU_SELECT_SORT          = 3   /* a full sort: the baseline */
 } statgpu_select_method;
 
+/* The most CPU threads a context may ask for: more would only oversubscribe
+ * the cores, and thousands of threads can end the host process. */
+#define STATGPU_MAX_THREAD_COUNT 1024
+
 typedef struct statgpu_context_params {
     size_t              struct_bytes;  /* sizeof(statgpu_context_params); set by _init */
     statgpu_backend     backend;       /* default STATGPU_BACKEND_AUTO */
     int                 device;        /* CUDA device index; default 0 */
-    int                 thread_count;  /* CPU threads; 0 (default) = all cores */
+    int                 thread_count;  /* CPU threads, 0 .. STATGPU_MAX_THREAD_COUNT; 0 (default):
+                                          OpenMP's default, which respects OMP_NUM_THREADS
+                                          and the process's CPU affinity. A call uses fewer
+                                          where its work is small (one thread per block of
+                                          rows at most, one for tiny problems); results are
+                                          the same bits at any count */
     uint64_t            seed;          /* RNG seed for randomised methods; default 0 */
     statgpu_progress_fn progress;      /* optional, default NULL */
     void               *progress_user_data;

@@ -3,15 +3,13 @@
  * backend report.
  */
 #include "internal.h"
+#include "core/threads.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 unsigned statgpu_version_number(void) { return STATGPU_VERSION_NUMBER; }
 
@@ -52,16 +50,6 @@ void statgpu_context_params_init(statgpu_context_params *params)
     params->backend      = STATGPU_BACKEND_AUTO;
 }
 
-static int sg_default_thread_count(void)
-{
-#ifdef _OPENMP
-    int count = omp_get_num_procs();
-    return count > 0 ? count : 1;
-#else
-    return 1;
-#endif
-}
-
 statgpu_status statgpu_context_create(const statgpu_context_params *params,
                                       statgpu_context **out_context)
 {
@@ -85,14 +73,14 @@ statgpu_status statgpu_context_create(const statgpu_context_params *params,
         return STATGPU_ERROR_INVALID_ARGUMENT;
     if (chosen.select_method < STATGPU_SELECT_AUTO || chosen.select_method > STATGPU_SELECT_SORT)
         return STATGPU_ERROR_INVALID_ARGUMENT;
-    if (chosen.device < 0 || chosen.thread_count < 0)
+    if (chosen.device < 0 || chosen.thread_count < 0 || chosen.thread_count > STATGPU_MAX_THREAD_COUNT)
         return STATGPU_ERROR_INVALID_ARGUMENT;
 
     statgpu_context *context = calloc(1, sizeof *context);
     if (context == NULL)
         return STATGPU_ERROR_OUT_OF_MEMORY;
     context->params           = chosen;
-    context->cpu_thread_count = chosen.thread_count > 0 ? chosen.thread_count : sg_default_thread_count();
+    context->cpu_thread_count = chosen.thread_count > 0 ? chosen.thread_count : sg_threads_default();
     context->last_used        = STATGPU_BACKEND_AUTO;
     *out_context = context;
     return STATGPU_OK;

@@ -6,6 +6,7 @@
  * module's kmeans_lloyd), with the initialisation always on the CPU.
  */
 #include "internal.h"
+#include "core/threads.h"
 
 #include <float.h>
 #include <math.h>
@@ -277,7 +278,11 @@ statgpu_status statgpu_kmeans(statgpu_context *context, const double *data, size
     if (status != STATGPU_OK)
         return status;
 
-    sg_kmeans_problem problem = { data, n_obs, n_vars, ld, k, context->cpu_thread_count };
+    /* Rows go in blocks of up to 1024 (kmeans_cpu.c); an assignment pass costs
+     * about n_obs x n_vars x k operations. */
+    int threads = sg_threads_for(context->cpu_thread_count, (n_obs + 1023) / 1024,
+                                 (double)n_obs * (double)n_vars * (double)k);
+    sg_kmeans_problem problem = { data, n_obs, n_vars, ld, k, threads };
     sg_kmeans_runs runs;
     memset(&runs, 0, sizeof runs);
     sg_kmeans_workspace *workspace = sg_cpu_kmeans_workspace_create(&problem);

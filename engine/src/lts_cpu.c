@@ -11,6 +11,7 @@
  * iterations). The result is the same bits at any thread count.
  */
 #include "internal.h"
+#include "core/threads.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -279,7 +280,8 @@ statgpu_status sg_cpu_lts_csteps(const sg_lts_problem *problem, size_t h, const 
     statgpu_status status = STATGPU_OK;
 
     if (n < SG_LTS_ROW_PARALLEL_MIN_ROWS) {
-        int team = (size_t)threads > m ? (int)m : threads;
+        /* One coefficient vector per thread, each about 2 n p operations. */
+        int team = sg_threads_for(threads, m, 2.0 * (double)m * (double)n * (double)p);
 #pragma omp parallel num_threads(team)
         {
             double *squared = malloc(n * sizeof *squared);
@@ -307,6 +309,7 @@ statgpu_status sg_cpu_lts_csteps(const sg_lts_problem *problem, size_t h, const 
     }
 
     /* Many rows: the threads share the blocks of each vector. */
+    threads = sg_threads_for(threads, block_count, 2.0 * (double)n * (double)p);
     double *squared = malloc(n * sizeof *squared);
     double *block_sums = malloc(block_count * stride * sizeof *block_sums);
     size_t *block_below = malloc(block_count * sizeof *block_below);
