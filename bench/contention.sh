@@ -48,10 +48,10 @@ for binary in "${binaries[@]}"; do
     start=$(seconds)
     for ((i = 0; i < n; ++i)); do one_run "$binary" "$i" & done
     wait
-    together=$(echo "$(seconds) - $start" | bc -l)
+    together=$(awk -v a="$(seconds)" -v b="$start" 'BEGIN { print a - b }')
     start=$(seconds)
     for ((i = 0; i < n; ++i)); do one_run "$binary" "$i"; done
-    in_turn=$(echo "$(seconds) - $start" | bc -l)
-    printf '%-10s %4d %12.2f %12.2f %8.2f\n' "$label" "$n" "$together" "$in_turn" "$(echo "$together / $in_turn" | bc -l)"
+    in_turn=$(awk -v a="$(seconds)" -v b="$start" 'BEGIN { print a - b }')
+    printf '%-10s %4d %12.2f %12.2f %8.2f\n' "$label" "$n" "$together" "$in_turn" "$(awk -v a="$together" -v b="$in_turn" 'BEGIN { print a / b }')"
   done
 done
