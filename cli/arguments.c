@@ -9,6 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A macro's value as a string literal, for messages that state a limit. */
+#define TEXT_OF_(x) #x
+#define TEXT_OF(x) TEXT_OF_(x)
+
 void usage(FILE *out)
 {
     fputs("usage: statgpu COMMAND [FILE] [options]\n"
@@ -68,7 +72,7 @@ int fail_usage(const char *message, const char *detail)
     return EXIT_USAGE;
 }
 
-static int parse_int(const char *text, long minimum, long *value)
+int parse_int(const char *text, long minimum, long *value)
 {
     char *end;
     errno = 0;
@@ -227,7 +231,7 @@ int parse_arguments(int argc, char **argv, options *opt)
             if (!parse_int(value, 0, &number) || number > 1024) return fail_usage("--device must be a device index", value);
             opt->device = (int)number;
         } else if (strcmp(arg, "--threads") == 0) {
-            if (!parse_int(value, 1, &number) || number > 4096) return fail_usage("--threads must be from 1 to 4096", value);
+            if (!parse_int(value, 1, &number) || number > STATGPU_MAX_THREAD_COUNT) return fail_usage("--threads must be from 1 to " TEXT_OF(STATGPU_MAX_THREAD_COUNT), value);
             opt->thread_count = (int)number;
         } else {  /* --init */
             if (strcmp(value, "auto") == 0) opt->kmeans_init = STATGPU_KMEANS_INIT_AUTO;

@@ -59,4 +59,7 @@ void usage(FILE *out);
 /* Prints "statgpu: message[: detail]" and the hint to --help; EXIT_USAGE. */
 int fail_usage(const char *message, const char *detail);
 
+/* A whole decimal number >= minimum, the whole of text: 1 and *value, else 0. */
+int parse_int(const char *text, long minimum, long *value);
+
 #endif

@@ -46,17 +46,6 @@ static double seconds_now(void)
 
 /* ------------------------------------------------------------- parsing */
 
-static int parse_int(const char *text, long minimum, long *value)
-{
-    char *end;
-    errno = 0;
-    long parsed = strtol(text, &end, 10);
-    if (errno != 0 || end == text || *end != '\0' || parsed < minimum)
-        return 0;
-    *value = parsed;
-    return 1;
-}
-
 /* A number given on the command line: decimal, finite, as in a CSV file. */
 static int parse_number(const char *text, double *value)
 {

@@ -777,9 +777,8 @@ static int setup(void **state)
     params.backend = STATGPU_BACKEND_CPU;
     if (statgpu_context_create(&params, &g_cpu_context) != STATGPU_OK)
         return -1;
-    statgpu_backend_report report;
-    if (g_cuda && (statgpu_context_backend_report(g_context, &report) != STATGPU_OK || !report.cuda_available))
-        snprintf(g_skip_reason, sizeof g_skip_reason, "no usable CUDA backend (%s)", report.note);
+    test_note_missing_cuda(g_context, g_cuda ? STATGPU_BACKEND_CUDA : STATGPU_BACKEND_CPU, g_skip_reason,
+                           sizeof g_skip_reason);
     return 0;
 }
 

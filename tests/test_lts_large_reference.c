@@ -166,10 +166,7 @@ static int setup(void **state)
     params.backend = test_backend_from_environment();
     if (statgpu_context_create(&params, &g_context) != STATGPU_OK)
         return -1;
-    statgpu_backend_report report;
-    if (params.backend == STATGPU_BACKEND_CUDA
-        && (statgpu_context_backend_report(g_context, &report) != STATGPU_OK || !report.cuda_available))
-        snprintf(g_skip_reason, sizeof g_skip_reason, "no usable CUDA backend (%s)", report.note);
+    test_note_missing_cuda(g_context, params.backend, g_skip_reason, sizeof g_skip_reason);
     return 0;
 }
 

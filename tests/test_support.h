@@ -134,6 +134,17 @@ static inline statgpu_backend test_backend_from_environment(void)
     return STATGPU_BACKEND_CPU;
 }
 
+/* Where backend is CUDA and the context cannot run it, writes why into
+ * skip_reason (skip_bytes bytes); otherwise leaves it as it is. */
+static inline void test_note_missing_cuda(statgpu_context *context, statgpu_backend backend, char *skip_reason,
+                                          size_t skip_bytes)
+{
+    statgpu_backend_report report;
+    if (backend == STATGPU_BACKEND_CUDA
+        && (statgpu_context_backend_report(context, &report) != STATGPU_OK || !report.cuda_available))
+        snprintf(skip_reason, skip_bytes, "no usable CUDA backend (%s)", report.note);
+}
+
 /* ----- the GPU tier's skips -----
  * A test binary that cannot run here keeps a reason; every test then prints it
  * and is skipped (cmocka's skip()), and the binary exits 77, which ctest

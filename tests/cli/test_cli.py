@@ -601,6 +601,7 @@ def main():
             (("frobnicate",), 2, "unknown command"),
             (("median", path, "--bogus", "1"), 2, "unknown option"),
             (("median", path, "--threads"), 2, "needs a value"),
+            (("median", path, "--threads", "1025"), 2, "from 1 to 1024"),
         ]
         for args, expected_code, expected_text in cases:
             code, out, err = run(*args)
