@@ -634,8 +634,9 @@ STATGPU_API void statgpu_table_params_init(statgpu_table_params *params /* out *
  *              observations used, rows left out (missing values)
  * On success *out_set is a new set (destroy it); on failure it is NULL and
  * statgpu_context_last_error says why: STATGPU_ERROR_INVALID_ARGUMENT for a
- * NULL or inconsistent result, a bad row map or an unknown table_name,
- * STATGPU_ERROR_OUT_OF_MEMORY. */
+ * NULL or inconsistent result (one made by hand: a label outside 0 .. k-1, a
+ * NULL array, a NaN or infinity in a table asked for), a bad row map, a NULL
+ * among variable_names or an unknown table_name; STATGPU_ERROR_OUT_OF_MEMORY. */
 STATGPU_API statgpu_status statgpu_kmeans_tables(statgpu_context *context, const statgpu_kmeans_result *result,
                                                  const statgpu_table_params *params,
                                                  statgpu_table_set **out_set /* out */);

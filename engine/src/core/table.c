@@ -438,19 +438,28 @@ size_t sg_table_source_row(const sg_table_build *build, size_t observation)
 /* The one place where the rule lives: a row the caller left out is an empty
  * cell (0 in values, so nothing reads as a stray number), at its own place
  * among the caller's rows. */
-bool sg_table_add_per_row(sg_table_build *build, size_t index, const char *header,
-                          sg_observation_value_fn value_of, const void *result)
+sg_table *sg_table_add_per_row(sg_table_build *build, size_t index, size_t column_count,
+                               sg_observation_value_fn value_of, const void *result)
 {
-    sg_table *table = sg_table_add(build, index, build->source_row_count, 1);
-    if (table == NULL || !sg_table_set_header(build, table, 0, header))
-        return false;
-    memset(table->cell_kinds, STATGPU_CELL_EMPTY, build->source_row_count);
-    for (size_t i = 0; i < build->n_obs; ++i) {
-        size_t row = sg_table_source_row(build, i);
-        table->values[row] = value_of(result, i);
-        table->cell_kinds[row] = STATGPU_CELL_NUMBER;
-    }
-    return true;
+    size_t rows = build->source_row_count;
+    sg_table *table = sg_table_add(build, index, rows, column_count);
+    if (table == NULL)
+        return NULL;
+    memset(table->cell_kinds, STATGPU_CELL_EMPTY, rows * column_count);
+    for (size_t c = 0; c < column_count; ++c)
+        for (size_t i = 0; i < build->n_obs; ++i) {
+            size_t cell = sg_table_source_row(build, i) + rows * c;
+            table->values[cell] = value_of(result, i, c);
+            table->cell_kinds[cell] = STATGPU_CELL_NUMBER;
+        }
+    return table;
+}
+
+bool sg_table_add_per_row_column(sg_table_build *build, size_t index, const char *header,
+                                 sg_observation_value_fn value_of, const void *result)
+{
+    sg_table *table = sg_table_add_per_row(build, index, 1, value_of, result);
+    return table != NULL && sg_table_set_header(build, table, 0, header);
 }
 
 bool sg_table_add_summary(sg_table_build *build, size_t index, const sg_summary_row *rows, size_t row_count)

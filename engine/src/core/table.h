@@ -71,11 +71,16 @@ bool sg_table_number_rows(sg_table_build *build, sg_table *table, const char *he
 /* The name of variable v: the caller's, or "X<v+1>" written into buffer. */
 const char *sg_table_variable_name(const sg_table_build *build, size_t v, char *buffer, size_t buffer_bytes);
 
-/* A per-row table of one column: value_of(result, i) for observation i at its
- * source row, empty cells at the rows left out. */
-typedef double (*sg_observation_value_fn)(const void *result, size_t observation);
-bool sg_table_add_per_row(sg_table_build *build, size_t index, const char *header,
-                          sg_observation_value_fn value_of, const void *result);
+/* A per-row table: a row per row of the caller's data, value_of(result, i,
+ * column) for observation i at its source row, empty cells at the rows left
+ * out. Returns the table for its headers, or NULL (failure recorded). */
+typedef double (*sg_observation_value_fn)(const void *result, size_t observation, size_t column);
+sg_table *sg_table_add_per_row(sg_table_build *build, size_t index, size_t column_count,
+                               sg_observation_value_fn value_of, const void *result);
+
+/* The same with one column under header. */
+bool sg_table_add_per_row_column(sg_table_build *build, size_t index, const char *header,
+                                 sg_observation_value_fn value_of, const void *result);
 
 /* The caller's 0-based row of observation i. */
 size_t sg_table_source_row(const sg_table_build *build, size_t observation);

@@ -54,8 +54,9 @@ static bool sg_add_centroids(sg_table_build *build, const statgpu_kmeans_result 
     return true;
 }
 
-static double sg_kmeans_label(const void *result, size_t observation)
+static double sg_kmeans_label(const void *result, size_t observation, size_t column)
 {
+    (void)column;
     return (double)((const statgpu_kmeans_result *)result)->labels[observation] + 1.0;
 }
 
@@ -109,7 +110,7 @@ statgpu_status statgpu_kmeans_tables(statgpu_context *context, const statgpu_kme
     if (sg_table_wanted(&build, SG_KMEANS_CENTROIDS))
         sg_add_centroids(&build, result);
     if (sg_table_wanted(&build, SG_KMEANS_LABELS))
-        sg_table_add_per_row(&build, SG_KMEANS_LABELS, "cluster", sg_kmeans_label, result);
+        sg_table_add_per_row_column(&build, SG_KMEANS_LABELS, "cluster", sg_kmeans_label, result);
     if (sg_table_wanted(&build, SG_KMEANS_SIZES))
         sg_add_sizes(&build, result);
     if (sg_table_wanted(&build, SG_KMEANS_SUMMARY))

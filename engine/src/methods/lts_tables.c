@@ -57,13 +57,15 @@ static bool sg_add_coefficients(sg_table_build *build, const statgpu_lts_result 
     return true;
 }
 
-static double sg_lts_weight(const void *result, size_t observation)
+static double sg_lts_weight(const void *result, size_t observation, size_t column)
 {
+    (void)column;
     return (double)((const statgpu_lts_result *)result)->weights[observation];
 }
 
-static double sg_lts_residual(const void *result, size_t observation)
+static double sg_lts_residual(const void *result, size_t observation, size_t column)
 {
+    (void)column;
     return ((const statgpu_lts_result *)result)->residuals[observation];
 }
 
@@ -118,9 +120,9 @@ statgpu_status statgpu_lts_tables(statgpu_context *context, const statgpu_lts_re
     if (sg_table_wanted(&build, SG_LTS_COEFFICIENTS))
         sg_add_coefficients(&build, result);
     if (sg_table_wanted(&build, SG_LTS_WEIGHTS))
-        sg_table_add_per_row(&build, SG_LTS_WEIGHTS, "weight", sg_lts_weight, result);
+        sg_table_add_per_row_column(&build, SG_LTS_WEIGHTS, "weight", sg_lts_weight, result);
     if (sg_table_wanted(&build, SG_LTS_RESIDUALS))
-        sg_table_add_per_row(&build, SG_LTS_RESIDUALS, "residual", sg_lts_residual, result);
+        sg_table_add_per_row_column(&build, SG_LTS_RESIDUALS, "residual", sg_lts_residual, result);
     if (sg_table_wanted(&build, SG_LTS_SUMMARY))
         sg_add_summary(&build, result);
     if (sg_table_wanted(&build, SG_LTS_SUBSET))
