@@ -535,6 +535,154 @@ STATGPU_API statgpu_status statgpu_lts(statgpu_context *context,
 /* Frees a result and its arrays. NULL is a harmless no-op. */
 STATGPU_API void statgpu_lts_result_destroy(statgpu_lts_result *result);
 
+/* ===== Result tables ====================================================== */
+
+/* A method's result as named tables: the one place where a result becomes
+ * what people see. A Calc function returns the table its Output argument
+ * names, the command-line tool prints any of them, a report sheet shows them
+ * all. Each method defines here, once, its tables' names (the Output words),
+ * titles, column headers, row labels and cells.
+ *
+ * A table is a grid of row_count x column_count cells; each cell is a number,
+ * text (a name, such as a summary's or a variable's) or empty. Column headers
+ * and row labels are not cells: a cell function returns the cells alone, a
+ * report writes the headers above them and the row labels to their left.
+ *
+ * Per-row tables (one cell per row of the caller's data: k-means' labels,
+ * LTS's weights and residuals) follow the caller's rows, given by a row map
+ * (statgpu_table_params): a row the caller left out of the fit (a missing
+ * value) is an empty cell at its place. A spreadsheet caller writes "" there,
+ * so that COUNT, COUNTIF, SUM and AVERAGE ignore it, as they ignore Calc's
+ * own "". No number cell is ever NaN or infinite.
+ *
+ * Objects
+ *   statgpu_table_set  the tables of one result, in the method's order (the
+ *                      first is the default Output). Made by a method's
+ *                      statgpu_<method>_tables(), destroyed by
+ *                      statgpu_table_set_destroy() (NULL is a no-op). It owns
+ *                      copies of everything it shows: the result and the
+ *                      params may be freed as soon as it is made.
+ *   statgpu_table      one table, owned by its set; read its fields. */
+
+typedef enum statgpu_cell_kind {
+    STATGPU_CELL_NUMBER = 0,  /* values[] holds it */
+    STATGPU_CELL_EMPTY  = 1,  /* a row the caller left out: values[] holds 0 */
+    STATGPU_CELL_TEXT   = 2   /* texts[] holds it: values[] holds 0 */
+} statgpu_cell_kind;
+
+/* Cells are column-major with leading dimension row_count: row r, column c is
+ * cell r + row_count * c of values, cell_kinds and texts. Fields are only ever
+ * appended. */
+typedef struct statgpu_table {
+    const char          *name;              /* the Output word, lower case: "centroids" */
+    const char          *title;             /* for reports: "Cluster centroids" */
+    size_t               row_count;
+    size_t               column_count;      /* >= 1 */
+    const char *const   *column_headers;    /* column_count texts: "weight", or a variable's name */
+    const char          *row_label_header;  /* heads the row labels' column ("cluster", "term");
+                                               NULL when row_labels is NULL */
+    const char *const   *row_labels;        /* row_count texts ("1", "(Intercept)"), or NULL: the
+                                               rows are then numbered 1, 2, ... (for a per-row
+                                               table, as the caller's rows are) */
+    const double        *values;            /* row_count x column_count */
+    const unsigned char *cell_kinds;        /* row_count x column_count statgpu_cell_kind values */
+    const char *const   *texts;             /* row_count x column_count: the text of a TEXT cell,
+                                               NULL at other cells; NULL when no cell is text */
+} statgpu_table;
+
+typedef struct statgpu_table_set statgpu_table_set;
+
+/* The number of tables in set; 0 for NULL. */
+STATGPU_API size_t statgpu_table_set_count(const statgpu_table_set *set);
+
+/* The index-th table (0-based), or NULL when set is NULL or index is not
+ * below the count. Owned by the set, valid until it is destroyed. */
+STATGPU_API const statgpu_table *statgpu_table_set_get(const statgpu_table_set *set, size_t index);
+
+/* The table called name, compared as Calc compares words: ASCII letters in
+ * any case, blanks before and after ignored ("Labels " finds "labels").
+ * NULL when set or name is NULL or no table has that name. */
+STATGPU_API const statgpu_table *statgpu_table_set_find(const statgpu_table_set *set, const char *name);
+
+/* Frees a set and its tables. NULL is a harmless no-op. */
+STATGPU_API void statgpu_table_set_destroy(statgpu_table_set *set);
+
+/* The names of the tables a method's results turn into, without a result, so
+ * that an Output word can be checked before computing and help texts can
+ * list them: a NULL-terminated array in the method's order, the first the
+ * default Output, or NULL for an unknown method. Methods: "kmeans" (centroids,
+ * labels, sizes, summary), "lts" (coefficients, weights, residuals, summary,
+ * subset). Static storage. */
+STATGPU_API const char *const *statgpu_method_table_names(const char *method);
+
+/* The title of a method's table (found as statgpu_table_set_find finds
+ * names), or NULL for an unknown method or table. Static storage. */
+STATGPU_API const char *statgpu_method_table_title(const char *method, const char *table_name);
+
+/* How a result becomes tables. Read during the call only. */
+typedef struct statgpu_table_params {
+    size_t              struct_bytes;      /* sizeof(statgpu_table_params); set by _init */
+    const char *const  *variable_names;    /* n_vars texts naming the data's columns (for LTS the
+                                              predictors'), used as headers and row labels; NULL
+                                              (default) for X1, X2, ... */
+    size_t              source_row_count;  /* rows of the caller's data, those left out included;
+                                              0 (default): as many as the result has observations */
+    const size_t       *source_rows;       /* the row map: n_obs 0-based row numbers of the
+                                              caller's data, strictly increasing, each below
+                                              source_row_count: observation i came from row
+                                              source_rows[i], and the rows not listed were left
+                                              out. NULL (default): observation i is row i, and
+                                              source_row_count must be 0 or n_obs */
+    const char         *table_name;        /* NULL (default): every table; else only the one of
+                                              that name (found as statgpu_table_set_find finds
+                                              it), to spare the memory of the others */
+    /* --- fields are only ever appended --- */
+} statgpu_table_params;
+
+/* Fills params with the defaults. Always call it first. */
+STATGPU_API void statgpu_table_params_init(statgpu_table_params *params /* out */);
+
+/* The tables of a k-means result, in this order:
+ *   centroids  k x n_vars: cluster j's mean of each variable; headers the
+ *              variables' names, row labels "1" .. "k" under "cluster"
+ *   labels     source_row_count x 1 "cluster": each row's cluster, 1 .. k
+ *              (1-based, as Calc shows them), empty for a row left out
+ *   sizes      k x 1 "size": the observations in each cluster; row labels
+ *              "1" .. "k" under "cluster"
+ *   summary    9 x 2 "name" (text), "value": inertia (within-cluster sum of
+ *              squares), total sum of squares, between / total sum of squares
+ *              (1 - inertia / total; 0 when the total is 0), iterations,
+ *              converged (1 yes, 0 no), restarts, best restart (1-based),
+ *              observations used, rows left out (missing values)
+ * On success *out_set is a new set (destroy it); on failure it is NULL and
+ * statgpu_context_last_error says why: STATGPU_ERROR_INVALID_ARGUMENT for a
+ * NULL or inconsistent result (one made by hand: a label outside 0 .. k-1, a
+ * NULL array, a NaN or infinity in a table asked for), a bad row map, a NULL
+ * among variable_names or an unknown table_name; STATGPU_ERROR_OUT_OF_MEMORY. */
+STATGPU_API statgpu_status statgpu_kmeans_tables(statgpu_context *context, const statgpu_kmeans_result *result,
+                                                 const statgpu_table_params *params,
+                                                 statgpu_table_set **out_set /* out */);
+
+/* The tables of an LTS (or LMS) result, in this order:
+ *   coefficients  p x 1 "coefficient": the reweighted fit, intercept first;
+ *                 row labels "(Intercept)" and the predictors' names under "term"
+ *   weights       source_row_count x 1 "weight": 1, or 0 for an outlier;
+ *                 empty for a row left out
+ *   residuals     source_row_count x 1 "residual": of the reweighted fit;
+ *                 empty for a row left out
+ *   summary       9 x 2 "name" (text), "value": objective (its name says
+ *                 which: the sum of the h smallest squared residuals, or for
+ *                 LMS the h-th smallest), h, scale (reweighted fit), raw scale,
+ *                 outliers (weight 0), least median of squares (1 yes, 0 no),
+ *                 exact fit (1 yes, 0 no), observations used, rows left out
+ *                 (missing values)
+ *   subset        h x 1 "row": the best h-subset, as 1-based row numbers of
+ *                 the caller's data, ascending
+ * Failures as for statgpu_kmeans_tables. */
+STATGPU_API statgpu_status statgpu_lts_tables(statgpu_context *context, const statgpu_lts_result *result,
+                                              const statgpu_table_params *params,
+                                              statgpu_table_set **out_set /* out */);
+
 #ifdef __cplusplus
 }
 #endif
