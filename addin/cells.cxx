@@ -3,6 +3,10 @@
 
 #include "calc_errors.hxx"
 
+#include <rtl/math.hxx>
+
+#include <cmath>
+
 namespace statgpu::addin
 {
 using css::uno::Any;
@@ -38,6 +42,26 @@ CellKind classifyCell(const Any& cell, double& value)
     }
 }
 
+bool textToNumber(const rtl::OUString& text, double& value)
+{
+    rtl::OUString number = text.trim();
+    bool percent = false;
+    if (number.endsWith("%"))
+    {
+        percent = true;
+        number = number.copy(0, number.getLength() - 1).trim();
+    }
+    if (number.isEmpty())
+        return false;
+    rtl_math_ConversionStatus status = rtl_math_ConversionStatus_Ok;
+    sal_Int32 end = 0;
+    const double parsed = rtl::math::stringToDouble(number, '.', 0, &status, &end);
+    if (status != rtl_math_ConversionStatus_Ok || end != number.getLength() || !std::isfinite(parsed))
+        return false;
+    value = percent ? parsed / 100.0 : parsed;
+    return true;
+}
+
 std::size_t cellCount(const Sequence<Sequence<Any>>& range)
 {
     std::size_t count = 0;
@@ -56,9 +80,11 @@ bool readCell(const Any& cell, CellPolicy policy, sal_Int16 argument_position, d
             value = 0.0;
             return policy.empty == EmptyCells::AsZero;
         case CellKind::Text:
-            if (policy.text == TextCells::Reject)
-                raiseCalcError(CalcError::NoValue, "text where a number is needed");
-            return false;
+            if (policy.text == TextCells::Skip)
+                return false;
+            if (!textToNumber(*static_cast<const rtl::OUString*>(cell.getValue()), value))
+                raiseCalcError(CalcError::NoValue, "text that is no number where a number is needed");
+            return true;
         case CellKind::Other:
             break;
     }

@@ -10,6 +10,7 @@
 
 #include <com/sun/star/uno/Any.hxx>
 #include <com/sun/star/uno/Sequence.hxx>
+#include <rtl/ustring.hxx>
 
 #include <vector>
 
@@ -31,8 +32,8 @@ enum class EmptyCells
 };
 enum class TextCells
 {
-    Skip,   // left out, as inside the data range of MEDIAN
-    Reject  // #VALUE!, as Calc answers for text given for a number
+    Skip,    // left out, as inside the data range of MEDIAN
+    Convert  // the number the text shows, else #VALUE!, as Calc reads text given for a number
 };
 
 struct CellPolicy
@@ -45,8 +46,18 @@ struct CellPolicy
 // cells and text inside a range; so do we.
 inline constexpr CellPolicy kDataCells{ EmptyCells::Skip, TextCells::Skip };
 // A number argument, or a range of them (GPUQUANTILE's p), cell by cell as
-// Calc reads PERCENTILE.INC's p: empty is 0, text is #VALUE!.
-inline constexpr CellPolicy kParameterCells{ EmptyCells::AsZero, TextCells::Reject };
+// Calc reads PERCENTILE.INC's p: empty is 0, text is converted (textToNumber).
+inline constexpr CellPolicy kParameterCells{ EmptyCells::AsZero, TextCells::Convert };
+
+// The number a text shows, as Calc 7.4 converts text given where a number is
+// needed under its default setting ("Convert also locale dependent", en-US
+// numbers): white space around it is ignored, a decimal point, an exponent
+// and a trailing percent sign are read ("0.5", " .5", "5E-1" and "50%" are
+// 0.5). Returns false for anything else, which Calc answers with #VALUE!:
+// empty text, "0,5", "abc", a number too large for a double. Calc also reads
+// dates and times in the document's locale ("1/2"); they are no probability
+// or count, and here they are #VALUE!.
+bool textToNumber(const rtl::OUString& text, double& value);
 
 // Classifies one cell; sets value when the cell is a Number.
 CellKind classifyCell(const css::uno::Any& cell, double& value);

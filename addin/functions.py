@@ -19,7 +19,16 @@ The argument types are the ones that let Calc hand us what we need:
                                a sequence of doubles would turn both into 0.
   double                       a single number; Calc converts or rejects the rest.
   any                          a single value, or a range (as a sequence of
-                               sequences of any) when one is given.
+                               sequences of any) when one is given. Calc makes
+                               every argument of this type optional, and only
+                               those.
+  sequence< any >              as the last argument: any number of further
+                               arguments (MEDIAN's Number 2, 3, ...), each a
+                               value or a range as for any.
+
+A range argument (sequence< sequence< any > >) is never optional: Calc answers
+Err:511 when it is left out, as for PERCENTILE.INC's p. The Function Wizard
+marks the optional arguments itself, so their descriptions do not say so.
 """
 
 from collections import namedtuple
@@ -51,7 +60,10 @@ FUNCTIONS = [
         "gpuMedian", "GPUMEDIAN", "double",
         "Returns the median of the numbers in Data, exactly as MEDIAN does, "
         "computed by the statgpu engine (on the GPU when one is available).",
-        [DATA]),
+        [DATA,
+         Argument("moreData", "sequence< any >", "Data",
+                  "More numbers, ranges or arrays, as many as you like: all of them together are "
+                  "the data, as in MEDIAN(A1:A10; C1:C10; 5).")]),
     Function(
         "gpuSmall", "GPUSMALL", "double",
         "Returns the k-th smallest number in Data, exactly as SMALL does.",
@@ -69,9 +81,10 @@ FUNCTIONS = [
         "Returns the p-quantile of the numbers in Data, exactly as PERCENTILE.INC does. "
         "A range of p gives an array of quantiles of the same shape.",
         [DATA,
-         Argument("p", "any", "p",
-                  "The probability, from 0 to 1 (not optional), or a range of probabilities "
-                  "(enter the formula as an array formula over a range of that shape).")]),
+         Argument("p", RANGE, "p",
+                  "The probability, from 0 to 1, or a range of probabilities (enter the formula "
+                  "as an array formula over a range of that shape). Text such as \"0.5\" is read "
+                  "as the number it shows, as PERCENTILE.INC reads it.")]),
     Function(
         "kmeans", "KMEANS", "any",
         "Clusters the rows of Data into k groups by k-means (Lloyd's algorithm from k-means++ "
@@ -85,16 +98,16 @@ FUNCTIONS = [
                   "The number of clusters, from 1 to the number of complete rows; a fraction is "
                   "rounded down."),
          Argument("output", "any", "Output",
-                  "Optional: \"centroids\" (the default; k rows, a column per variable), \"labels\" "
+                  "\"centroids\" (the default; k rows, a column per variable), \"labels\" "
                   "(the cluster, 1 to k, of each row of Data), \"sizes\" (the rows in each cluster) "
                   "or \"summary\" (inertia, iterations, converged and more, with their names)."),
          Argument("restarts", "any", "Restarts",
-                  "Optional: how many runs from different random starts, from 1 to 1000; the run "
+                  "how many runs from different random starts, from 1 to 1000; the run "
                   "with the lowest inertia is kept. Default 10."),
          Argument("maxIterations", "any", "MaxIter",
-                  "Optional: the most iterations of each run, from 1 to 100000. Default 300."),
+                  "the most iterations of each run, from 1 to 100000. Default 300."),
          Argument("seed", "any", "Seed",
-                  "Optional: a whole number from 0 that chooses the random starts; the same Seed "
+                  "a whole number from 0 that chooses the random starts; the same Seed "
                   "gives the same clusters. Default 0.")]),
     Function(
         "ltsFit", "LTSFIT", "any",
@@ -111,17 +124,17 @@ FUNCTIONS = [
          Argument("x", RANGE, "X",
                   "The predictors: one or more columns, with as many rows as Y."),
          Argument("alpha", "any", "Alpha",
-                  "Optional: the share of the rows the fit must explain, from 0.5 (the default: the "
+                  "the share of the rows the fit must explain, from 0.5 (the default: the "
                   "most robust, up to half the rows may be outliers) to 1."),
          Argument("output", "any", "Output",
-                  "Optional: \"coefficients\" (the default; a column, the intercept first), \"weights\" "
+                  "\"coefficients\" (the default; a column, the intercept first), \"weights\" "
                   "(1, or 0 for an outlier, for each row of Y), \"residuals\" (of each row of Y) or "
                   "\"summary\" (objective, h, scales, outliers and more, with their names); add "
                   "\" lms\" for least median of squares."),
          Argument("intercept", "any", "Intercept",
-                  "Optional: TRUE (the default) to fit an intercept, FALSE for a line through 0."),
+                  "TRUE (the default) to fit an intercept, FALSE for a line through 0."),
          Argument("seed", "any", "Seed",
-                  "Optional: a whole number from 0 that chooses the random starts; the same Seed "
+                  "a whole number from 0 that chooses the random starts; the same Seed "
                   "gives the same fit. Default 0.")]),
     Function(
         "gpuInfo", "GPUINFO", "string",

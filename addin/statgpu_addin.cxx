@@ -122,6 +122,35 @@ std::vector<double> readData(const Range& data)
     return numbers;
 }
 
+// MEDIAN's further arguments (Number 2, 3, ...), each as Calc hands an add-in
+// a value or a range: a range or an array is read as Data; a number (a
+// boolean is one) counts; an argument left out (;;) counts as 0, as MEDIAN
+// counts it; text is skipped, because Calc hands over a reference to a text
+// cell (which MEDIAN skips) and a text constant (which MEDIAN refuses) alike.
+// Calc also hands over a reference to one empty cell as the number 0, where
+// MEDIAN skips it; a range of one cell (D1:D1) keeps it empty.
+void appendMoreData(const Sequence<Any>& more, std::vector<double>& numbers)
+{
+    const auto start = std::chrono::steady_clock::now();
+    sal_Int16 position = kSecondArgument;
+    for (const Any& argument : more)
+    {
+        Range range;
+        double value = 0.0;
+        if (argument >>= range)
+        {
+            appendNumbers(range, kDataCells, position, numbers);
+            t_call_times.cells += cellCount(range);
+        }
+        else if (!argument.hasValue())
+            numbers.push_back(0.0);
+        else if (readCell(argument, kDataCells, position, value))
+            numbers.push_back(value);
+        ++position;
+    }
+    t_call_times.convert_seconds += secondsSince(start);
+}
+
 // k of SMALL and LARGE, as Calc reads it: rounded down (approxFloor), and it
 // must lie in 1..n, else Err:502 (statgpu's policy for a rank out of range;
 // Calc 7.4's SMALL shows #VALUE! there).
@@ -233,7 +262,8 @@ KmeansTable readKmeansTable(const Any& output)
 
 // An optional whole number (Restarts, MaxIter, Seed): omitted (void) is the
 // default; a number is rounded down and must lie in [low, high]; text is
-// #VALUE! and an empty cell 0, as Calc reads a number argument.
+// converted (textToNumber) and an empty cell is 0, as Calc reads a number
+// argument.
 std::size_t readOptionalWholeNumber(const Any& argument, std::size_t default_value, double low, double high,
                                     sal_Int16 position, const char* out_of_range)
 {
@@ -275,6 +305,22 @@ Range perRowColumn(const std::vector<bool>& complete, const std::function<double
             cell.getArray()[0] <<= OUString();
     }
     return column;
+}
+
+// A summary: a row per statistic, its value and then its name. The value
+// comes first so that a summary entered into one column still shows the
+// values (Calc fills an array range from the left and drops what does not fit).
+Range summaryTable(const std::pair<const char*, double>* rows, std::size_t count)
+{
+    Range summary(static_cast<sal_Int32>(count));
+    for (std::size_t r = 0; r < count; ++r)
+    {
+        Sequence<Any>& row = summary.getArray()[r];
+        row.realloc(2);
+        row.getArray()[0] <<= finiteResult(rows[r].second);
+        row.getArray()[1] <<= OUString::createFromAscii(rows[r].first);
+    }
+    return summary;
 }
 
 // The table KMEANS returns. Labels are 1-based, and empty for the rows of Data
@@ -327,15 +373,7 @@ Any kmeansTable(KmeansTable table, const statgpu_kmeans_result& result, const Ob
         { "observations used", static_cast<double>(result.n_obs) },
         { "rows left out (missing values)", static_cast<double>(observations.complete.size() - result.n_obs) },
     };
-    Range summary(static_cast<sal_Int32>(std::size(rows)));
-    for (std::size_t r = 0; r < std::size(rows); ++r)
-    {
-        Sequence<Any>& row = summary.getArray()[r];
-        row.realloc(2);
-        row.getArray()[0] <<= OUString::createFromAscii(rows[r].first);
-        row.getArray()[1] <<= finiteResult(rows[r].second);
-    }
-    return Any(summary);
+    return Any(summaryTable(rows, std::size(rows)));
 }
 
 // ---- LTSFIT -------------------------------------------------------------------
@@ -466,7 +504,7 @@ LtsOutput readLtsOutput(const Any& output)
 }
 
 // Alpha: omitted (void) is the default; a number in [0.5, 1]; text is
-// #VALUE! and an empty cell 0 (so Err:502), as Calc reads a number argument.
+// converted and an empty cell is 0 (so Err:502), as Calc reads a number argument.
 double readAlpha(const Any& argument, double default_value)
 {
     if (!argument.hasValue())
@@ -479,7 +517,7 @@ double readAlpha(const Any& argument, double default_value)
 }
 
 // Intercept: omitted (void) is TRUE; otherwise a boolean or a number, TRUE
-// when not 0, as Calc reads a logical argument; text is #VALUE!.
+// when not 0, as Calc reads a logical argument; text is converted as for a number.
 bool readIntercept(const Any& argument)
 {
     if (!argument.hasValue())
@@ -526,15 +564,7 @@ Any ltsTable(LtsTable table, const statgpu_lts_result& result, const RegressionR
         { "observations used", static_cast<double>(result.n_obs) },
         { "rows left out (missing values)", static_cast<double>(rows.complete.size() - result.n_obs) },
     };
-    Range summary(static_cast<sal_Int32>(std::size(summary_rows)));
-    for (std::size_t r = 0; r < std::size(summary_rows); ++r)
-    {
-        Sequence<Any>& row = summary.getArray()[r];
-        row.realloc(2);
-        row.getArray()[0] <<= OUString::createFromAscii(summary_rows[r].first);
-        row.getArray()[1] <<= finiteResult(summary_rows[r].second);
-    }
-    return Any(summary);
+    return Any(summaryTable(summary_rows, std::size(summary_rows)));
 }
 
 // Only UNO exceptions may cross the bridge into Calc; anything else would end
@@ -555,6 +585,30 @@ template <typename Compute> auto guarded(Compute&& compute) -> decltype(compute(
     catch (const std::exception& failure)
     {
         raiseCalcError(CalcError::NoValue, failure.what());
+    }
+    catch (const css::uno::Exception&)
+    {
+        throw;  // already one Calc shows as an error
+    }
+    catch (...)
+    {
+        raiseCalcError(CalcError::NoValue, "an unknown failure");
+    }
+}
+
+// The Function Wizard's and the service manager's questions must not throw
+// at all: a failure to build the answer (out of memory) gives the fallback,
+// an empty text by default, which Calc shows as no name or no description.
+template <typename Answer, typename Result = decltype(std::declval<Answer>()())>
+Result answered(Answer&& answer, Result fallback = Result()) noexcept
+{
+    try
+    {
+        return answer();
+    }
+    catch (...)
+    {
+        return fallback;
     }
 }
 
@@ -584,13 +638,24 @@ Sequence<OUString> StatGpuAddIn::serviceNames()
     return names;
 }
 
-OUString SAL_CALL StatGpuAddIn::getServiceName() { return OUString::createFromAscii(kServiceName); }
-OUString SAL_CALL StatGpuAddIn::getImplementationName() { return implementationName(); }
+// Like XAddIn's questions below, these answer through answered(): nothing
+// thrown while building an answer leaves the component.
+OUString SAL_CALL StatGpuAddIn::getServiceName()
+{
+    return answered([] { return OUString::createFromAscii(kServiceName); });
+}
+OUString SAL_CALL StatGpuAddIn::getImplementationName()
+{
+    return answered([] { return implementationName(); });
+}
 sal_Bool SAL_CALL StatGpuAddIn::supportsService(const OUString& service_name)
 {
-    return cppu::supportsService(this, service_name);
+    return answered([&] { return cppu::supportsService(this, service_name); }, false);
 }
-Sequence<OUString> SAL_CALL StatGpuAddIn::getSupportedServiceNames() { return serviceNames(); }
+Sequence<OUString> SAL_CALL StatGpuAddIn::getSupportedServiceNames()
+{
+    return answered([] { return serviceNames(); }, Sequence<OUString>());
+}
 
 void SAL_CALL StatGpuAddIn::setLocale(const css::lang::Locale& locale) { locale_ = locale; }
 css::lang::Locale SAL_CALL StatGpuAddIn::getLocale() { return locale_; }
@@ -599,39 +664,49 @@ css::lang::Locale SAL_CALL StatGpuAddIn::getLocale() { return locale_; }
 
 OUString SAL_CALL StatGpuAddIn::getProgrammaticFuntionName(const OUString& display_name)
 {
-    for (const FunctionInfo& function : kFunctions)
-        if (display_name.equalsIgnoreAsciiCaseAscii(function.display_name))
-            return OUString::createFromAscii(function.programmatic_name);
-    return OUString();
+    return answered([&] {
+        for (const FunctionInfo& function : kFunctions)
+            if (display_name.equalsIgnoreAsciiCaseAscii(function.display_name))
+                return OUString::createFromAscii(function.programmatic_name);
+        return OUString();
+    });
 }
 
 OUString SAL_CALL StatGpuAddIn::getDisplayFunctionName(const OUString& programmatic_name)
 {
-    const FunctionInfo* function = findFunction(programmatic_name);
-    return function ? fromUtf8(function->display_name) : OUString();
+    return answered([&] {
+        const FunctionInfo* function = findFunction(programmatic_name);
+        return function ? fromUtf8(function->display_name) : OUString();
+    });
 }
 
 OUString SAL_CALL StatGpuAddIn::getFunctionDescription(const OUString& programmatic_name)
 {
-    const FunctionInfo* function = findFunction(programmatic_name);
-    return function ? fromUtf8(function->description) : OUString();
+    return answered([&] {
+        const FunctionInfo* function = findFunction(programmatic_name);
+        return function ? fromUtf8(function->description) : OUString();
+    });
 }
 
 OUString SAL_CALL StatGpuAddIn::getDisplayArgumentName(const OUString& programmatic_name, sal_Int32 argument)
 {
-    const ArgumentInfo* info = findArgument(programmatic_name, argument);
-    return info ? fromUtf8(info->display_name) : OUString();
+    return answered([&] {
+        const ArgumentInfo* info = findArgument(programmatic_name, argument);
+        return info ? fromUtf8(info->display_name) : OUString();
+    });
 }
 
 OUString SAL_CALL StatGpuAddIn::getArgumentDescription(const OUString& programmatic_name, sal_Int32 argument)
 {
-    const ArgumentInfo* info = findArgument(programmatic_name, argument);
-    return info ? fromUtf8(info->description) : OUString();
+    return answered([&] {
+        const ArgumentInfo* info = findArgument(programmatic_name, argument);
+        return info ? fromUtf8(info->description) : OUString();
+    });
 }
 
 OUString SAL_CALL StatGpuAddIn::getProgrammaticCategoryName(const OUString&)
 {
-    return OUString::createFromAscii(kCategory);
+    return answered([] { return OUString::createFromAscii(kCategory); });
 }
 
 OUString SAL_CALL StatGpuAddIn::getDisplayCategoryName(const OUString& programmatic_name)
@@ -662,10 +737,11 @@ statgpu_context* StatGpuAddIn::engineContext()
 
 // ---- XStatGpu: the Calc functions -------------------------------------------
 
-double SAL_CALL StatGpuAddIn::gpuMedian(const Range& data)
+double SAL_CALL StatGpuAddIn::gpuMedian(const Range& data, const Sequence<Any>& moreData)
 {
     return guarded([&] {
-        const std::vector<double> numbers = readData(data);
+        std::vector<double> numbers = readData(data);
+        appendMoreData(moreData, numbers);
         std::lock_guard<std::mutex> lock(engine_mutex_);
         statgpu_context* context = engineContext();
         double median = 0.0;
@@ -703,60 +779,48 @@ double SAL_CALL StatGpuAddIn::gpuLarge(const Range& data, double k)
     });
 }
 
-Any SAL_CALL StatGpuAddIn::gpuQuantile(const Range& data, const Any& p)
+Any SAL_CALL StatGpuAddIn::gpuQuantile(const Range& data, const Range& p)
 {
     return guarded([&] {
         const std::vector<double> numbers = readData(data);
 
-        // p is one number, or a range of them (an array formula over a range
-        // of p): then the result has the range's shape. Calc's PERCENTILE.INC
-        // would give an error in one cell only where one p is bad; an add-in
-        // cannot return errors cell by cell, so one bad p fails the whole array.
-        Range p_range;
-        if (p >>= p_range)
+        // p is one number (Calc hands it over as a 1 x 1 range) or a range of
+        // them (an array formula over a range of p): then the result has the
+        // range's shape. Calc's PERCENTILE.INC would give an error in one cell
+        // only where one p is bad; an add-in cannot return errors cell by
+        // cell, so one bad p fails the whole array. An empty cell is 0 and
+        // text is converted, as PERCENTILE.INC reads p.
+        std::vector<double> probabilities;
+        appendNumbers(p, kParameterCells, kSecondArgument, probabilities);
+        if (probabilities.empty())
+            raiseCalcError(CalcError::IllegalArgument, "p is empty", kSecondArgument);
+        for (double probability : probabilities)
+            checkProbability(probability);
+        std::vector<double> quantiles(probabilities.size());
         {
-            std::vector<double> probabilities;
-            appendNumbers(p_range, kParameterCells, kSecondArgument, probabilities);
-            for (double probability : probabilities)
-                checkProbability(probability);
-            std::vector<double> quantiles(probabilities.size());
-            {
-                std::lock_guard<std::mutex> lock(engine_mutex_);
-                statgpu_context* context = engineContext();
-                checkEngineStatus(timedEngine([&] {
-                                      return statgpu_quantiles(context, numbers.data(), numbers.size(),
-                                                               probabilities.data(), probabilities.size(),
-                                                               quantiles.data());
-                                  }),
-                                  context);
-            }
-            Sequence<Sequence<double>> result(p_range.getLength());
-            Sequence<double>* result_row = result.getArray();
-            std::size_t next = 0;
-            for (const Sequence<Any>& p_row : p_range)
-            {
-                result_row->realloc(p_row.getLength());
-                double* quantile = result_row->getArray();
-                for (sal_Int32 column = 0; column < p_row.getLength(); ++column)
-                    quantile[column] = finiteResult(quantiles[next++]);
-                ++result_row;
-            }
-            return Any(result);
+            std::lock_guard<std::mutex> lock(engine_mutex_);
+            statgpu_context* context = engineContext();
+            checkEngineStatus(timedEngine([&] {
+                                  return statgpu_quantiles(context, numbers.data(), numbers.size(),
+                                                           probabilities.data(), probabilities.size(),
+                                                           quantiles.data());
+                              }),
+                              context);
         }
-
-        // Calc passes an empty cell given as p as 0, and p left out as void.
-        if (!p.hasValue())
-            raiseCalcError(CalcError::IllegalArgument, "p is missing", kSecondArgument);
-        double probability = 0.0;
-        readCell(p, kParameterCells, kSecondArgument, probability);
-        checkProbability(probability);
-        std::lock_guard<std::mutex> lock(engine_mutex_);
-        statgpu_context* context = engineContext();
-        double quantile = 0.0;
-        checkEngineStatus(
-            timedEngine([&] { return statgpu_quantile(context, numbers.data(), numbers.size(), probability, &quantile); }),
-            context);
-        return Any(finiteResult(quantile));
+        if (quantiles.size() == 1)
+            return Any(finiteResult(quantiles[0]));
+        Sequence<Sequence<double>> result(p.getLength());
+        Sequence<double>* result_row = result.getArray();
+        std::size_t next = 0;
+        for (const Sequence<Any>& p_row : p)
+        {
+            result_row->realloc(p_row.getLength());
+            double* quantile = result_row->getArray();
+            for (sal_Int32 column = 0; column < p_row.getLength(); ++column)
+                quantile[column] = finiteResult(quantiles[next++]);
+            ++result_row;
+        }
+        return Any(result);
     });
 }
 

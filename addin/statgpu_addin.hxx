@@ -61,11 +61,12 @@ public:
     OUString SAL_CALL getDisplayCategoryName(const OUString& programmatic_name) override;
 
     // XStatGpu: the Calc functions
-    double SAL_CALL gpuMedian(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& data) override;
+    double SAL_CALL gpuMedian(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& data,
+                              const css::uno::Sequence<css::uno::Any>& moreData) override;
     double SAL_CALL gpuSmall(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& data, double k) override;
     double SAL_CALL gpuLarge(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& data, double k) override;
     css::uno::Any SAL_CALL gpuQuantile(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& data,
-                                       const css::uno::Any& p) override;
+                                       const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& p) override;
     css::uno::Any SAL_CALL kmeans(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& data, double k,
                                   const css::uno::Any& output, const css::uno::Any& restarts,
                                   const css::uno::Any& maxIterations, const css::uno::Any& seed) override;

@@ -112,7 +112,7 @@ def build(writer, data):
 
     block("Summary", '=KMEANS(%s; %d; "summary"): the within-cluster sum of squares (the inertia that '
                      'k-means minimises),' % (shown, CLUSTERS),
-          "the share of the variation the clusters explain, and how the runs went (a name and a value per row).")
+          "the share of the variation the clusters explain, and how the runs went (a value and its name per row).")
     writer.array_formula("H%d:I%d" % (row, row + 8), '=%s;"summary")' % kmeans)
     row += 10
 

@@ -125,7 +125,7 @@ def build(writer, data):
                      'the scale of the residuals,' % (shown_y, shown_x),
           "the outliers, and whether the fit is by least median of squares or exact.")
     writer.array_formula("K%d:L%d" % (row, row + 8), '=%s;;"summary")' % lts)
-    layout.scale_cell = "$L$%d" % (row + 2)
+    layout.scale_cell = "$K$%d" % (row + 2)  # the value column of the summary's scale row
     row += 10
 
     block("Weights and residuals",

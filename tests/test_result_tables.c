@@ -159,23 +159,23 @@ static void assert_per_row(const statgpu_table *table, const char *header, size_
     assert_int_equal(empty, source_row_count - n_obs);
 }
 
-/* A summary: name (text) and value columns, the names exactly as given. */
+/* A summary: value and name (text) columns, the names exactly as given. */
 static void assert_summary(const statgpu_table *table, const char *const *names, const double *values,
                            size_t row_count)
 {
     assert_int_equal(table->row_count, row_count);
     assert_int_equal(table->column_count, 2);
-    assert_string_equal(table->column_headers[0], "name");
-    assert_string_equal(table->column_headers[1], "value");
+    assert_string_equal(table->column_headers[0], "value");
+    assert_string_equal(table->column_headers[1], "name");
     assert_null(table->row_labels);
     assert_non_null(table->texts);
     for (size_t r = 0; r < row_count; ++r) {
-        assert_int_equal(table->cell_kinds[r], STATGPU_CELL_TEXT);
-        assert_string_equal(table->texts[r], names[r]);
-        assert_same_bits(table->values[r], 0.0);
-        assert_int_equal(table->cell_kinds[r + row_count], STATGPU_CELL_NUMBER);
-        assert_null(table->texts[r + row_count]);
-        assert_same_bits(table->values[r + row_count], values[r]);
+        assert_int_equal(table->cell_kinds[r], STATGPU_CELL_NUMBER);
+        assert_null(table->texts[r]);
+        assert_same_bits(table->values[r], values[r]);
+        assert_int_equal(table->cell_kinds[r + row_count], STATGPU_CELL_TEXT);
+        assert_string_equal(table->texts[r + row_count], names[r]);
+        assert_same_bits(table->values[r + row_count], 0.0);
     }
 }
 
@@ -290,7 +290,7 @@ static void test_kmeans_tables_with_row_map_and_names(void **state)
     assert_int_equal(numbers, OBSERVATIONS);
     for (size_t j = 0; j < LEFT_OUT_COUNT; ++j)
         assert_int_equal(labels->cell_kinds[k_left_out[j]], STATGPU_CELL_EMPTY);
-    assert_same_bits(statgpu_table_set_find(set, "summary")->values[8 + 9], (double)LEFT_OUT_COUNT);
+    assert_same_bits(statgpu_table_set_find(set, "summary")->values[8], (double)LEFT_OUT_COUNT);
 
     /* The set holds copies: the names' and the map's storage may go. */
     statgpu_kmeans_result_destroy(result);
@@ -333,7 +333,7 @@ static void test_kmeans_summary_with_one_cluster(void **state)
     statgpu_table_set *set = NULL;
     assert_int_equal(statgpu_kmeans_tables(g_context, result, NULL, &set), STATGPU_OK);
     const statgpu_table *summary = statgpu_table_set_find(set, "summary");
-    assert_same_bits(summary->values[2 + 9], 0.0);
+    assert_same_bits(summary->values[2], 0.0);
     statgpu_table_set_destroy(set);
     statgpu_kmeans_result_destroy(result);
 }
@@ -492,7 +492,7 @@ static void test_bad_arguments(void **state)
     expect_kmeans_failure(result, NULL, "not a finite number in the table centroids, row 2, column 2");
     result->centroids[4] = centroid;
     result->inertia = INFINITY;
-    expect_kmeans_failure(result, NULL, "table summary, row 1, column 2");
+    expect_kmeans_failure(result, NULL, "table summary, row 1, column 1");
     result->inertia = 1.0;
     /* Only the table asked for is checked: a one-table build need not read the rest. */
     result->centroids[4] = NAN;
@@ -614,7 +614,7 @@ static void test_lts_tables_lms_without_intercept(void **state)
     assert_int_equal(statgpu_lts_tables(g_context, result, NULL, &set), STATGPU_OK);
     const char *const terms[2] = { "X1", "X2" };
     check_lts_tables(set, result, terms, OBSERVATIONS, NULL);
-    assert_string_equal(statgpu_table_set_find(set, "summary")->texts[0], k_lms_objective_name);
+    assert_string_equal(statgpu_table_set_find(set, "summary")->texts[9], k_lms_objective_name);
     statgpu_table_set_destroy(set);
 
     statgpu_table_params params;

@@ -649,7 +649,7 @@ STATGPU_API void statgpu_table_params_init(statgpu_table_params *params /* out *
  *              (1-based, as Calc shows them), empty for a row left out
  *   sizes      k x 1 "size": the observations in each cluster; row labels
  *              "1" .. "k" under "cluster"
- *   summary    9 x 2 "name" (text), "value": inertia (within-cluster sum of
+ *   summary    9 x 2 "value", "name" (text): inertia (within-cluster sum of
  *              squares), total sum of squares, between / total sum of squares
  *              (1 - inertia / total; 0 when the total is 0), iterations,
  *              converged (1 yes, 0 no), restarts, best restart (1-based),
@@ -670,7 +670,7 @@ STATGPU_API statgpu_status statgpu_kmeans_tables(statgpu_context *context, const
  *                 empty for a row left out
  *   residuals     source_row_count x 1 "residual": of the reweighted fit;
  *                 empty for a row left out
- *   summary       9 x 2 "name" (text), "value": objective (its name says
+ *   summary       9 x 2 "value", "name" (text): objective (its name says
  *                 which: the sum of the h smallest squared residuals, or for
  *                 LMS the h-th smallest), h, scale (reweighted fit), raw scale,
  *                 outliers (weight 0), least median of squares (1 yes, 0 no),

@@ -9,6 +9,15 @@ them, and the built-ins over those columns must count, sum and average the 9
 fitted rows only. A void array element would count as 0 there (COUNTIF(;0)
 would count the left-out rows as outliers, AVERAGE would divide by 12).
 
+The arguments of the order statistics are read as the built-ins read them:
+GPUMEDIAN takes several numbers, ranges and arrays as MEDIAN does, and
+GPUQUANTILE's p given as text ("0.5", " .5", "50%") is the number it shows, as
+PERCENTILE.INC converts it; text that shows no number is #VALUE! for both. Each
+case is compared with the built-in on the same arguments, exactly. What Calc
+never hands an add-in is checked as Calc's own answer: a reference list
+(A1:A5~B1:B2) is Err:504 before statgpu is called. A summary entered into one
+column shows the values, not the names.
+
 Tolerance: AVERAGE of the residuals against their mean computed here from the
 cells' values, within 1e-12 relative (the same 9 doubles summed in another
 order); counts and sums of 0/1 weights and labels exactly.
@@ -59,6 +68,11 @@ def column(sheet, column_index):
 
 def check(results, office, source_dir):
     del source_dir
+    check_left_out_rows(results, office)
+    check_arguments(results, office)
+
+
+def check_left_out_rows(results, office):
     document = office.new_spreadsheet()
     try:
         sheet = document.Sheets.getByIndex(0)
@@ -111,5 +125,96 @@ def check(results, office, source_dir):
         results.check("=COUNTIF(labels;\">0\") is 9 and =SUM(labels) the sum of the 9 labels",
                       value("J8") == 9 and value("J9") == sum(labels[row] for row in fitted),
                       "%r %r" % (value("J8"), value("J9")))
+    finally:
+        document.close(True)
+
+
+# ---- several arguments and text p ------------------------------------------------------
+
+# (statgpu's formula, the built-in's): both must give the same number, or both an error.
+ARGUMENT_CASES = [
+    ("=GPUMEDIAN(A1:A5;B1:B2)", "=MEDIAN(A1:A5;B1:B2)"),
+    ("=GPUMEDIAN(A1:A5;100)", "=MEDIAN(A1:A5;100)"),
+    ("=GPUMEDIAN(A1:A5;B1:B2;C1:C2;3)", "=MEDIAN(A1:A5;B1:B2;C1:C2;3)"),
+    ("=GPUMEDIAN(A1:A5;C1)", "=MEDIAN(A1:A5;C1)"),
+    ("=GPUMEDIAN(A1:A5;D1:D1)", "=MEDIAN(A1:A5;D1:D1)"),
+    ("=GPUMEDIAN(A1:A5;;100)", "=MEDIAN(A1:A5;;100)"),
+    ("=GPUMEDIAN(A1:A5;TRUE())", "=MEDIAN(A1:A5;TRUE())"),
+    ("=GPUMEDIAN(A1:A5;{100;200})", "=MEDIAN(A1:A5;{100;200})"),
+    ("=GPUMEDIAN(A1:A5;{\"100\";200})", "=MEDIAN(A1:A5;{\"100\";200})"),
+    ("=GPUMEDIAN(C1:C2;D1:D2)", "=MEDIAN(C1:C2;D1:D2)"),
+    ("=GPUQUANTILE(A1:A5;\"0.5\")", "=PERCENTILE.INC(A1:A5;\"0.5\")"),
+    ("=GPUQUANTILE(A1:A5;\" .25 \")", "=PERCENTILE.INC(A1:A5;\" .25 \")"),
+    ("=GPUQUANTILE(A1:A5;\"5E-1\")", "=PERCENTILE.INC(A1:A5;\"5E-1\")"),
+    ("=GPUQUANTILE(A1:A5;\"75%\")", "=PERCENTILE.INC(A1:A5;\"75%\")"),
+    ("=GPUQUANTILE(A1:A5;\"0,5\")", "=PERCENTILE.INC(A1:A5;\"0,5\")"),
+    ("=GPUQUANTILE(A1:A5;\"\")", "=PERCENTILE.INC(A1:A5;\"\")"),
+    ("=GPUQUANTILE(A1:A5;\"abc\")", "=PERCENTILE.INC(A1:A5;\"abc\")"),
+    ("=GPUQUANTILE(A1:A5;C1)", "=PERCENTILE.INC(A1:A5;C1)"),
+    ("=GPUQUANTILE(A1:A5;E1)", "=PERCENTILE.INC(A1:A5;E1)"),
+    ("=GPUQUANTILE(A1:A5;D1)", "=PERCENTILE.INC(A1:A5;D1)"),
+]
+# Text p in a range of p, as an array formula: E1 holds the text "0.25".
+ARRAY_P = ("=GPUQUANTILE(A1:A5;E1:E2)", "=PERCENTILE.INC(A1:A5;E1:E2)")
+
+
+def outcome(cell):
+    return ("error", cell.getError()) if cell.getError() else ("value", cell.getValue())
+
+
+def check_arguments(results, office):
+    document = office.new_spreadsheet()
+    try:
+        sheet = document.Sheets.getByIndex(0)
+        for row, value in enumerate([1, 2, 3, 4, 5]):
+            sheet.getCellByPosition(0, row).setValue(value)
+        for row, value in enumerate([10, 20]):
+            sheet.getCellByPosition(1, row).setValue(value)
+        sheet.getCellRangeByName("C1").setString("7")     # text that shows a number
+        sheet.getCellRangeByName("C2").setString("abc")
+        sheet.getCellRangeByName("E1").setString("0.25")
+        sheet.getCellRangeByName("E2").setValue(0.5)
+        for row, value in enumerate([2, 1, 4, 3, 6]):
+            sheet.getCellByPosition(5, row).setValue(value)
+        for row, (gpu, builtin) in enumerate(ARGUMENT_CASES):
+            sheet.getCellByPosition(6, row).setFormula(gpu)
+            sheet.getCellByPosition(7, row).setFormula(builtin)
+        list_row = len(ARGUMENT_CASES)
+        sheet.getCellByPosition(6, list_row).setFormula("=GPUMEDIAN(A1:A5~B1:B2)")
+        sheet.getCellByPosition(7, list_row).setFormula("=MEDIAN(A1:A5~B1:B2)")
+        array_row = list_row + 2
+        sheet.getCellRangeByPosition(6, array_row, 6, array_row + 1).setArrayFormula(ARRAY_P[0])
+        sheet.getCellRangeByPosition(7, array_row, 7, array_row + 1).setArrayFormula(ARRAY_P[1])
+        summary_row = array_row + 3
+        sheet.getCellRangeByPosition(6, summary_row, 6, summary_row + 8).setArrayFormula(
+            '=KMEANS(A1:A5;2;"summary")')
+        sheet.getCellRangeByPosition(7, summary_row, 8, summary_row + 8).setArrayFormula(
+            '=KMEANS(A1:A5;2;"summary")')
+        sheet.getCellRangeByPosition(10, 0, 10, 8).setArrayFormula('=LTSFIT(F1:F5;A1:A5;;"summary")')
+        document.calculateAll()
+
+        for row, (gpu, builtin) in enumerate(ARGUMENT_CASES):
+            gpu_cell, builtin_cell = sheet.getCellByPosition(6, row), sheet.getCellByPosition(7, row)
+            found, expected = outcome(gpu_cell), outcome(builtin_cell)
+            same = found == expected if expected[0] == "value" else found[0] == "error"
+            results.check("%s gives what %s gives (%s)" % (gpu, builtin, gpu_cell.getString()), same,
+                          "statgpu %r, Calc %r" % (found, expected))
+        list_cell = sheet.getCellByPosition(6, list_row)
+        results.check("a reference list =GPUMEDIAN(A1:A5~B1:B2) is Calc's own Err:504 (Calc hands no add-in "
+                      "a reference list; MEDIAN(A1:A5;B1:B2) is the form to use)",
+                      list_cell.getError() == 504, list_cell.getString())
+        found = [outcome(sheet.getCellByPosition(6, array_row + r)) for r in range(2)]
+        expected = [outcome(sheet.getCellByPosition(7, array_row + r)) for r in range(2)]
+        results.check("array formula over text and number p %s equals %s" % ARRAY_P,
+                      found == expected and all(kind == "value" for kind, _ in found), "%r %r" % (found, expected))
+        narrow = [outcome(sheet.getCellByPosition(6, summary_row + r)) for r in range(9)]
+        wide = [outcome(sheet.getCellByPosition(7, summary_row + r)) for r in range(9)]
+        names = [sheet.getCellByPosition(8, summary_row + r).getString() for r in range(9)]
+        results.check("a KMEANS summary in one column shows the 9 values (the names come second)",
+                      narrow == wide and all(kind == "value" for kind, _ in narrow)
+                      and names[0].startswith("inertia"), "%r %r" % (narrow, names))
+        lts_values = [outcome(sheet.getCellByPosition(10, r)) for r in range(9)]
+        results.check("an LTSFIT summary in one column shows the 9 values",
+                      all(kind == "value" for kind, _ in lts_values), repr(lts_values))
     finally:
         document.close(True)

@@ -94,10 +94,10 @@ def labels_of(cell_range, rows):
 
 
 def summary_of(cell_range):
-    """{name: value} of a 9 x 2 summary range, or None."""
+    """{name: value} of a 9 x 2 summary range (values, then names), or None."""
     table = {}
     for r in range(len(SUMMARY_NAMES)):
-        name_cell, value_cell = cell_range.getCellByPosition(0, r), cell_range.getCellByPosition(1, r)
+        value_cell, name_cell = cell_range.getCellByPosition(0, r), cell_range.getCellByPosition(1, r)
         if name_cell.getError() or value_cell.getError():
             return None
         table[name_cell.getString()] = value_cell.getValue()

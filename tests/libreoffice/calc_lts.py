@@ -65,10 +65,10 @@ def column_of(cell_range, rows):
 
 
 def summary_of(cell_range):
-    """[(name, value)] of a 9 x 2 summary range, or None when a cell is an error."""
+    """[(name, value)] of a 9 x 2 summary range (values, then names), or None when a cell is an error."""
     table = []
     for r in range(len(SUMMARY_NAMES)):
-        name_cell, value_cell = cell_range.getCellByPosition(0, r), cell_range.getCellByPosition(1, r)
+        value_cell, name_cell = cell_range.getCellByPosition(0, r), cell_range.getCellByPosition(1, r)
         if name_cell.getError() or value_cell.getError():
             return None
         table.append((name_cell.getString(), value_cell.getValue()))

@@ -132,6 +132,20 @@ def check_function_wizard(results, office, source_dir):
         found = (properties.get("Category"), properties.get("Description"), arguments)
         results.check("Function Wizard lists %s as the table says" % function.display, found == expected,
                       "" if found == expected else "found %r" % (found,))
+        # Calc makes an argument optional by its type ('any', or the last
+        # 'sequence< any >' of further arguments); a range never is.
+        optional = [bool(argument.IsOptional) for argument in (properties.get("Arguments") or ())]
+        expected_optional = [a.type in ("any", "sequence< any >") for a in function.arguments]
+        results.check("Function Wizard marks %s's optional arguments (%s) and no description says \"Optional\""
+                      % (function.display, ", ".join(a.display for a, o in zip(function.arguments, expected_optional)
+                                                     if o) or "none"),
+                      optional == expected_optional
+                      and not any(a.description.lower().startswith("optional") for a in function.arguments),
+                      "IsOptional %r" % optional)
+    quantile_p = [argument for argument in (listed.get("GPUQUANTILE", {}).get("Arguments") or ())
+                  if argument.Name == "p"]
+    results.check("GPUQUANTILE's p is not optional in the Function Wizard, as PERCENTILE.INC's is not",
+                  len(quantile_p) == 1 and not quantile_p[0].IsOptional)
 
 
 # ---- the workbook of awkward cases -----------------------------------------------------
@@ -258,10 +272,11 @@ def check_cases(results, office):
                       gpu_cell.getError() == ILLEGAL_PARAMETER and builtin_cell.getError() != 0,
                       "statgpu %s, Calc %s" % (lo_session.shown(gpu_cell), lo_session.shown(builtin_cell)))
 
-        # Calc lets an add-in's 'any' argument be left out; PERCENTILE.INC's p may not.
+        # p is a required argument: Calc itself refuses the call without it
+        # (Err:504 for an add-in, where PERCENTILE.INC shows Err:511).
         omitted = sheet.getCellByPosition(13, omitted_row)
-        results.check("p left out: =GPUQUANTILE(%s) is Err:502" % MIXED,
-                      omitted.getError() == ILLEGAL_ARGUMENT, lo_session.shown(omitted))
+        results.check("p left out: =GPUQUANTILE(%s) is Calc's error for a missing argument (Err:504)" % MIXED,
+                      omitted.getError() == ILLEGAL_PARAMETER, lo_session.shown(omitted))
 
         info = sheet.getCellByPosition(13, info_row).getString()
         results.check("GPUINFO() names the backend", info.startswith("CPU") or info.startswith("CUDA"), info)

@@ -465,13 +465,13 @@ bool sg_table_add_per_row_column(sg_table_build *build, size_t index, const char
 bool sg_table_add_summary(sg_table_build *build, size_t index, const sg_summary_row *rows, size_t row_count)
 {
     sg_table *table = sg_table_add(build, index, row_count, 2);
-    if (table == NULL || !sg_table_set_header(build, table, 0, "name")
-        || !sg_table_set_header(build, table, 1, "value"))
+    if (table == NULL || !sg_table_set_header(build, table, 0, "value")
+        || !sg_table_set_header(build, table, 1, "name"))
         return false;
     for (size_t r = 0; r < row_count; ++r) {
-        if (!sg_table_set_text(build, table, r, 0, rows[r].name))
+        table->values[r] = rows[r].value;
+        if (!sg_table_set_text(build, table, r, 1, rows[r].name))
             return false;
-        table->values[r + row_count] = rows[r].value;
     }
     return true;
 }

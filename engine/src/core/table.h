@@ -85,7 +85,8 @@ bool sg_table_add_per_row_column(sg_table_build *build, size_t index, const char
 /* The caller's 0-based row of observation i. */
 size_t sg_table_source_row(const sg_table_build *build, size_t observation);
 
-/* A summary: one row per statistic, "name" (text) and "value". */
+/* A summary: one row per statistic, "value" and "name" (text). The value
+ * comes first: a summary entered into one column of a sheet shows the values. */
 typedef struct sg_summary_row {
     const char *name;
     double      value;
