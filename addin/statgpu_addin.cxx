@@ -360,8 +360,7 @@ Any kmeansTable(KmeansTable table, const statgpu_kmeans_result& result, const Ob
         case KmeansTable::Summary:
             break;
     }
-    // With every row alike (k = 1), there is nothing to explain: the share is 0.
-    const double explained = result.total_ss > 0.0 ? 1.0 - result.inertia / result.total_ss : 0.0;
+    const double explained = result.between_share;
     const std::pair<const char*, double> rows[] = {
         { "inertia (within-cluster sum of squares)", result.inertia },
         { "total sum of squares", result.total_ss },

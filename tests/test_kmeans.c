@@ -509,6 +509,65 @@ static void test_fewer_distinct_rows_than_k(void **state)
     assert_non_null(strstr(statgpu_context_last_error(g_context), "distinct"));
 }
 
+/* The unit of the data does not change the clustering (issue: six distinct
+ * rows near 1e-170 were refused as "fewer than k distinct rows", their
+ * squared distances all 0). Data times a power of two far from 1 give the
+ * same labels, sizes and share explained, and centroids times that power
+ * exactly (sums of squares times its square, rounded where that leaves the
+ * doubles); the six rows times 1e-170 are clustered as the six rows. A total
+ * sum of squares beyond the largest double is an error that says so. */
+static void test_units_of_the_data(void **state)
+{
+    (void)state;
+    size_t n = 400, d = 3, k = 4;
+    double *data = make_blobs(n, d, n, 4, 3.0, 17);
+    double *scaled = malloc(n * d * sizeof *scaled);
+    statgpu_kmeans_result *base = fit(g_context, data, n, d, n, k, NULL);
+    const int exponents[] = { -600, -1000, 480, -401, 401 };
+    for (size_t e = 0; e < sizeof exponents / sizeof exponents[0]; ++e) {
+        int exponent = exponents[e];
+        for (size_t c = 0; c < n * d; ++c)
+            scaled[c] = ldexp(data[c], exponent);
+        statgpu_kmeans_result *r = fit(g_context, scaled, n, d, n, k, NULL);
+        assert_memory_equal(r->labels, base->labels, n * sizeof *r->labels);
+        assert_memory_equal(r->cluster_sizes, base->cluster_sizes, k * sizeof *r->cluster_sizes);
+        for (size_t c = 0; c < k * d; ++c)
+            assert_bits_equal(r->centroids[c], ldexp(base->centroids[c], exponent));
+        for (size_t j = 0; j < k; ++j)
+            assert_bits_equal(r->within_ss[j], ldexp(base->within_ss[j], 2 * exponent));
+        assert_bits_equal(r->inertia, ldexp(base->inertia, 2 * exponent));
+        assert_bits_equal(r->total_ss, ldexp(base->total_ss, 2 * exponent));
+        assert_bits_equal(r->between_share, base->between_share);
+        assert_int_equal(r->iterations, base->iterations);
+        statgpu_kmeans_result_destroy(r);
+    }
+    assert_true(base->between_share > 0.5 && base->between_share < 1.0);
+
+    /* The issue's case: six distinct rows near 1e-170, k = 2. */
+    double six[12] = { 1, 2, 3, 5, 6, 7, 2, 3, 1, 5, 1, 7 }, tiny[12];
+    for (size_t c = 0; c < 12; ++c)
+        tiny[c] = six[c] * 1e-170;
+    statgpu_kmeans_result *ordinary = fit(g_context, six, 6, 2, 6, 2, NULL);
+    statgpu_kmeans_result *small = fit(g_context, tiny, 6, 2, 6, 2, NULL);
+    assert_memory_equal(small->labels, ordinary->labels, 6 * sizeof *small->labels);
+    assert_true(within_relative(small->between_share, ordinary->between_share, 1e-12));
+    for (size_t c = 0; c < 4; ++c)
+        assert_true(within_relative(small->centroids[c] * 1e170, ordinary->centroids[c], 1e-12));
+    statgpu_kmeans_result_destroy(ordinary);
+    statgpu_kmeans_result_destroy(small);
+
+    /* Data near 2^600 (4e180) square beyond the largest double. */
+    for (size_t c = 0; c < n * d; ++c)
+        scaled[c] = ldexp(data[c], 600);
+    statgpu_kmeans_result *result = NULL;
+    assert_int_equal(statgpu_kmeans(g_context, scaled, n, d, n, k, NULL, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_null(result);
+    assert_non_null(strstr(statgpu_context_last_error(g_context), "larger than the largest double"));
+    statgpu_kmeans_result_destroy(base);
+    free(scaled);
+    free(data);
+}
+
 static void test_auto_initialisation_by_size(void **state)
 {
     (void)state;
@@ -773,6 +832,7 @@ int main(void)
         cmocka_unit_test(test_empty_cluster_is_reseeded),
         cmocka_unit_test(test_initialisations_pick_distinct_rows),
         cmocka_unit_test(test_fewer_distinct_rows_than_k),
+        cmocka_unit_test(test_units_of_the_data),
         cmocka_unit_test(test_auto_initialisation_by_size),
         cmocka_unit_test(test_progress_and_cancellation),
         cmocka_unit_test(test_backend_report_says_cpu),

@@ -765,6 +765,61 @@ static void test_offset_predictor(void **state)
     statgpu_lts_result_destroy(r);
 }
 
+/* The unit of y does not change the fit (issue: y near 1e-170 gave an
+ * "exact fit" with every row an outlier, y near 1e161 an overflow). y times a
+ * power of two far from 1 gives the same weights and subset, and coefficients,
+ * residuals and scales times that power exactly (the objective times its
+ * square, rounded where that leaves the doubles); y times 1e-170, not a power
+ * of two, the same weights and the coefficients within 1e-12. An objective
+ * larger than the largest double is an error that says so. */
+static void test_units_of_y(void **state)
+{
+    (void)state;
+    TEST_SKIP_IF(g_skip_reason);
+    enum { n = 60, n_vars = 2 };
+    double y[n], x[n * n_vars], scaled[n];
+    make_data(n, n_vars, 0.2, 31, y, x);
+    statgpu_lts_result *base = fit(y, x, n, n_vars, NULL);
+    assert_true(base->outlier_count > 0 && base->outlier_count < n / 2);
+    const int exponents[] = { -600, -1000, 480, -401, 401 };
+    for (size_t e = 0; e < sizeof exponents / sizeof exponents[0]; ++e) {
+        int exponent = exponents[e];
+        for (size_t i = 0; i < n; ++i)
+            scaled[i] = ldexp(y[i], exponent);
+        statgpu_lts_result *r = fit(scaled, x, n, n_vars, NULL);
+        assert_int_equal(r->exact_fit, 0);
+        assert_memory_equal(r->weights, base->weights, n * sizeof(int32_t));
+        assert_memory_equal(r->best_subset, base->best_subset, base->h * sizeof(size_t));
+        for (size_t v = 0; v < base->p; ++v) {
+            assert_bits_equal(r->coefficients[v], ldexp(base->coefficients[v], exponent));
+            assert_bits_equal(r->raw_coefficients[v], ldexp(base->raw_coefficients[v], exponent));
+        }
+        for (size_t i = 0; i < n; ++i)
+            assert_bits_equal(r->residuals[i], ldexp(base->residuals[i], exponent));
+        assert_bits_equal(r->scale, ldexp(base->scale, exponent));
+        assert_bits_equal(r->raw_scale, ldexp(base->raw_scale, exponent));
+        assert_bits_equal(r->objective, ldexp(base->objective, 2 * exponent));
+        statgpu_lts_result_destroy(r);
+    }
+
+    for (size_t i = 0; i < n; ++i)
+        scaled[i] = y[i] * 1e-170;
+    statgpu_lts_result *tiny = fit(scaled, x, n, n_vars, NULL);
+    assert_int_equal(tiny->exact_fit, 0);
+    assert_memory_equal(tiny->weights, base->weights, n * sizeof(int32_t));
+    for (size_t v = 0; v < base->p; ++v)
+        assert_true(fabs(tiny->coefficients[v] * 1e170 - base->coefficients[v])
+                    <= 1e-12 * fabs(base->coefficients[v]));
+    statgpu_lts_result_destroy(tiny);
+
+    /* Residuals near 2^600 (4e180) square beyond the largest double. */
+    for (size_t i = 0; i < n; ++i)
+        scaled[i] = ldexp(y[i], 600);
+    assert_int_equal(fit_status(scaled, x, n, n_vars, NULL, "larger than the largest double in y's units"),
+                     STATGPU_ERROR_INVALID_ARGUMENT);
+    statgpu_lts_result_destroy(base);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -805,6 +860,7 @@ int main(void)
         cmocka_unit_test(test_impossible_counts),
         cmocka_unit_test(test_thread_teams),
         cmocka_unit_test(test_offset_predictor),
+        cmocka_unit_test(test_units_of_y),
     };
     int failures = cmocka_run_group_tests(tests, setup, teardown);
     return test_exit_code(failures, g_skip_reason);

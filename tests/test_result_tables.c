@@ -108,12 +108,6 @@ static statgpu_lts_result *fit_lts(const double *y, const double *x, size_t n, s
 
 /* ----- checks shared by the tests ----- */
 
-static void assert_same_bits(double actual, double expected)
-{
-    if (memcmp(&actual, &expected, sizeof actual) != 0)
-        fail_msg("%.17g is not %.17g", actual, expected);
-}
-
 static void assert_all_numbers(const statgpu_table *table)
 {
     for (size_t cell = 0; cell < table->row_count * table->column_count; ++cell)
@@ -147,11 +141,11 @@ static void assert_per_row(const statgpu_table *table, const char *header, size_
     for (size_t row = 0; row < source_row_count; ++row) {
         if (next < n_obs && (source_rows != NULL ? source_rows[next] : next) == row) {
             assert_int_equal(table->cell_kinds[row], STATGPU_CELL_NUMBER);
-            assert_same_bits(table->values[row], expected[next]);
+            assert_bits_equal(table->values[row], expected[next]);
             ++next;
         } else {
             assert_int_equal(table->cell_kinds[row], STATGPU_CELL_EMPTY);
-            assert_same_bits(table->values[row], 0.0);
+            assert_bits_equal(table->values[row], 0.0);
             ++empty;
         }
     }
@@ -172,10 +166,10 @@ static void assert_summary(const statgpu_table *table, const char *const *names,
     for (size_t r = 0; r < row_count; ++r) {
         assert_int_equal(table->cell_kinds[r], STATGPU_CELL_NUMBER);
         assert_null(table->texts[r]);
-        assert_same_bits(table->values[r], values[r]);
+        assert_bits_equal(table->values[r], values[r]);
         assert_int_equal(table->cell_kinds[r + row_count], STATGPU_CELL_TEXT);
         assert_string_equal(table->texts[r + row_count], names[r]);
-        assert_same_bits(table->values[r + row_count], 0.0);
+        assert_bits_equal(table->values[r + row_count], 0.0);
     }
 }
 
@@ -231,7 +225,7 @@ static void check_kmeans_tables(const statgpu_table_set *set, const statgpu_kmea
     for (size_t v = 0; v < result->n_vars; ++v) {
         assert_string_equal(centroids->column_headers[v], names[v]);
         for (size_t j = 0; j < k; ++j)
-            assert_same_bits(centroids->values[j + k * v], result->centroids[j + k * v]);
+            assert_bits_equal(centroids->values[j + k * v], result->centroids[j + k * v]);
     }
     assert_row_labels_numbered(centroids, "cluster");
     assert_all_numbers(centroids);
@@ -248,7 +242,7 @@ static void check_kmeans_tables(const statgpu_table_set *set, const statgpu_kmea
     assert_all_numbers(sizes);
     size_t total = 0;
     for (size_t j = 0; j < k; ++j) {
-        assert_same_bits(sizes->values[j], (double)result->cluster_sizes[j]);
+        assert_bits_equal(sizes->values[j], (double)result->cluster_sizes[j]);
         total += result->cluster_sizes[j];
     }
     assert_int_equal(total, result->n_obs);
@@ -290,7 +284,7 @@ static void test_kmeans_tables_with_row_map_and_names(void **state)
     assert_int_equal(numbers, OBSERVATIONS);
     for (size_t j = 0; j < LEFT_OUT_COUNT; ++j)
         assert_int_equal(labels->cell_kinds[k_left_out[j]], STATGPU_CELL_EMPTY);
-    assert_same_bits(statgpu_table_set_find(set, "summary")->values[8], (double)LEFT_OUT_COUNT);
+    assert_bits_equal(statgpu_table_set_find(set, "summary")->values[8], (double)LEFT_OUT_COUNT);
 
     /* The set holds copies: the names' and the map's storage may go. */
     statgpu_kmeans_result_destroy(result);
@@ -333,7 +327,7 @@ static void test_kmeans_summary_with_one_cluster(void **state)
     statgpu_table_set *set = NULL;
     assert_int_equal(statgpu_kmeans_tables(g_context, result, NULL, &set), STATGPU_OK);
     const statgpu_table *summary = statgpu_table_set_find(set, "summary");
-    assert_same_bits(summary->values[2], 0.0);
+    assert_bits_equal(summary->values[2], 0.0);
     statgpu_table_set_destroy(set);
     statgpu_kmeans_result_destroy(result);
 }
@@ -370,7 +364,7 @@ static void test_find_and_one_table(void **state)
     assert_ptr_equal(statgpu_table_set_find(set, "sizes"), sizes);
     assert_null(statgpu_table_set_find(set, "labels"));
     for (size_t j = 0; j < result->k; ++j)
-        assert_same_bits(sizes->values[j], (double)result->cluster_sizes[j]);
+        assert_bits_equal(sizes->values[j], (double)result->cluster_sizes[j]);
     statgpu_table_set_destroy(set);
 
     params.table_name = "weights";  /* LTS's word, not k-means' */
@@ -529,7 +523,7 @@ static void check_lts_tables(const statgpu_table_set *set, const statgpu_lts_res
     assert_string_equal(coefficients->row_label_header, "term");
     for (size_t j = 0; j < result->p; ++j) {
         assert_string_equal(coefficients->row_labels[j], terms[j]);
-        assert_same_bits(coefficients->values[j], result->coefficients[j]);
+        assert_bits_equal(coefficients->values[j], result->coefficients[j]);
     }
     assert_all_numbers(coefficients);
 
@@ -563,7 +557,7 @@ static void check_lts_tables(const statgpu_table_set *set, const statgpu_lts_res
     for (size_t j = 0; j < result->h; ++j) {
         size_t observation = result->best_subset[j];
         size_t row = source_rows != NULL ? source_rows[observation] : observation;
-        assert_same_bits(subset->values[j], (double)row + 1.0);
+        assert_bits_equal(subset->values[j], (double)row + 1.0);
         /* The subset's rows are the caller's rows that hold numbers in the per-row tables. */
         assert_int_equal(statgpu_table_set_get(set, 1)->cell_kinds[row], STATGPU_CELL_NUMBER);
     }

@@ -66,6 +66,14 @@ static inline int test_same_bits(double a, double b)
     return memcmp(&a, &b, sizeof a) == 0;
 }
 
+/* In a cmocka test: fails, naming both, unless actual has expected's bits. */
+#define assert_bits_equal(actual, expected)                                        \
+    do {                                                                          \
+        double same_bits_actual_ = (actual), same_bits_expected_ = (expected);    \
+        if (!test_same_bits(same_bits_actual_, same_bits_expected_))              \
+            fail_msg("%.17g is not %.17g", same_bits_actual_, same_bits_expected_); \
+    } while (0)
+
 /* ----- data patterns ----- */
 
 typedef enum test_pattern {

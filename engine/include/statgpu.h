@@ -357,6 +357,11 @@ typedef struct statgpu_kmeans_result {
     size_t   restart_count;       /* runs made */
     size_t   reseed_count;        /* empty clusters re-seeded during the winning run */
     statgpu_kmeans_init init;     /* the initialisation the runs used (never AUTO) */
+    /* --- appended --- */
+    double   between_share;       /* 1 - inertia/total_ss, the share of the variation the clusters
+                                     explain (0 when total_ss is 0), computed before inertia and
+                                     total_ss are scaled back to the data's units, where data far
+                                     from ordinary size may round them to 0 */
 } statgpu_kmeans_result;
 
 /* Fills params with the defaults. Always call it first: fields added later

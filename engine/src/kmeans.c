@@ -6,6 +6,7 @@
  * module's kmeans_lloyd), with the initialisation always on the CPU.
  */
 #include "internal.h"
+#include "core/units.h"
 #include "core/threads.h"
 
 #include <float.h>
@@ -141,8 +142,10 @@ static statgpu_status sg_check_data(statgpu_context *context, const sg_kmeans_pr
                        "the data contain %s (observation %zu, variable %zu); k-means needs finite numbers",
                        value > 0 ? "+Inf" : "-Inf", scan->bad_row + 1, scan->bad_var + 1);
     }
+    /* Data far from ordinary size are scaled before the runs (and checked
+     * again); the limit is for the data the runs see. */
     double limit = sg_magnitude_limit(problem->n_obs, problem->n_vars);
-    if (scan->max_abs > limit)
+    if (scan->max_abs > limit && sg_units_exponent(scan->max_abs) == 0)
         return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
                        "the data hold %g, and squared distances could overflow above %.3g at this size; "
                        "rescale the data", scan->max_abs, limit);
@@ -160,6 +163,32 @@ static statgpu_status sg_check_given_centroids(statgpu_context *context, const d
                                "initial centroid %zu, variable %zu is %g: not finite, or too large", j + 1,
                                v + 1, value);
         }
+    return STATGPU_OK;
+}
+
+/* Points problem (and chosen's initial centroids, if given) at copies of
+ * the data times 2^unit_exponent; the copies are the caller's to free. */
+static statgpu_status sg_kmeans_scale_units(statgpu_context *context, sg_kmeans_problem *problem,
+                                            statgpu_kmeans_params *chosen, int unit_exponent, double **data,
+                                            double **centroids)
+{
+    size_t n_obs = problem->n_obs, n_vars = problem->n_vars, k = problem->k;
+    *data = malloc(n_obs * n_vars * sizeof **data);
+    if (chosen->init == STATGPU_KMEANS_INIT_GIVEN)
+        *centroids = malloc(k * n_vars * sizeof **centroids);
+    if (*data == NULL || (chosen->init == STATGPU_KMEANS_INIT_GIVEN && *centroids == NULL))
+        return sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY,
+                       "could not allocate k-means work space for %zu x %zu data and k = %zu", n_obs, n_vars, k);
+    for (size_t v = 0; v < n_vars; ++v)
+        for (size_t i = 0; i < n_obs; ++i)
+            (*data)[i + n_obs * v] = ldexp(problem->data[i + problem->ld * v], unit_exponent);
+    problem->data = *data;
+    problem->ld = n_obs;
+    if (chosen->init == STATGPU_KMEANS_INIT_GIVEN) {
+        for (size_t c = 0; c < k * n_vars; ++c)
+            (*centroids)[c] = ldexp(chosen->initial_centroids[c], unit_exponent);
+        chosen->initial_centroids = *centroids;
+    }
     return STATGPU_OK;
 }
 
@@ -285,6 +314,7 @@ statgpu_status statgpu_kmeans(statgpu_context *context, const double *data, size
     sg_kmeans_problem problem = { data, n_obs, n_vars, ld, k, threads };
     sg_kmeans_runs runs;
     memset(&runs, 0, sizeof runs);
+    double *scaled_data = NULL, *scaled_centroids = NULL;  /* the data in the units the runs use */
     sg_kmeans_workspace *workspace = sg_cpu_kmeans_workspace_create(&problem);
     statgpu_kmeans_result *best = sg_kmeans_result_create(n_obs, n_vars, k);
     statgpu_kmeans_result *trial = sg_kmeans_result_create(n_obs, n_vars, k);
@@ -296,6 +326,16 @@ statgpu_status statgpu_kmeans(statgpu_context *context, const double *data, size
 
     sg_kmeans_scan scan;
     status = sg_check_data(context, &problem, workspace, &scan);
+    /* Squared distances leave the range of a double long before the data do:
+     * data far from ordinary size run as data times 2^unit_exponent, one
+     * factor for every variable so that distances keep their proportions
+     * (core/units.h). */
+    int unit_exponent = status == STATGPU_OK ? sg_units_exponent(scan.max_abs) : 0;
+    if (unit_exponent != 0) {
+        status = sg_kmeans_scale_units(context, &problem, &chosen, unit_exponent, &scaled_data, &scaled_centroids);
+        if (status == STATGPU_OK)
+            status = sg_check_data(context, &problem, workspace, &scan);
+    }
     if (status == STATGPU_OK && chosen.init == STATGPU_KMEANS_INIT_GIVEN)
         status = sg_check_given_centroids(context, chosen.initial_centroids, k, n_vars,
                                           sg_magnitude_limit(n_obs, n_vars));
@@ -347,6 +387,21 @@ statgpu_status statgpu_kmeans(statgpu_context *context, const double *data, size
         goto done;
     }
     best->total_ss = scan.total_ss;
+    best->between_share = scan.total_ss > 0.0 ? 1.0 - best->inertia / scan.total_ss : 0.0;
+    if (unit_exponent != 0) {
+        /* Back to the data's units: centroids in them, sums of squares in their square. */
+        sg_units_scale(best->centroids, k * n_vars, -unit_exponent);
+        sg_units_scale(best->within_ss, k, -unit_exponent * 2);
+        best->inertia = ldexp(best->inertia, -2 * unit_exponent);
+        best->total_ss = ldexp(best->total_ss, -2 * unit_exponent);
+        if (isinf(best->total_ss)) {
+            status = sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                             "the total sum of squares is larger than the largest double in the data's units "
+                             "(the data hold %g); divide the data by a power of ten",
+                             ldexp(scan.max_abs, -unit_exponent));
+            goto done;
+        }
+    }
     best->restart_count = runs.run_count;
     best->init = init;
     context->last_used = on_cuda ? STATGPU_BACKEND_CUDA : STATGPU_BACKEND_CPU;
@@ -362,5 +417,7 @@ done:
     statgpu_kmeans_result_destroy(best);
     statgpu_kmeans_result_destroy(trial);
     sg_cpu_kmeans_workspace_destroy(workspace);
+    free(scaled_data);
+    free(scaled_centroids);
     return status;
 }

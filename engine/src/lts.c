@@ -19,6 +19,7 @@
  * standardised rows, mapped back to the original units.
  */
 #include "internal.h"
+#include "core/units.h"
 
 #include <float.h>
 #include <math.h>
@@ -1651,6 +1652,7 @@ statgpu_status statgpu_lts(statgpu_context *context, const double *y, const doub
     double *standard = malloc(p * sizeof *standard);
     double *squared = malloc(n * sizeof *squared);
     bool *kept = malloc(p * sizeof *kept);
+    double *y_scaled = NULL;  /* y in the units the fit runs in, when they are not y's own */
     sg_lts_evaluator evaluator;
     memset(&evaluator, 0, sizeof evaluator);
     context->note[0] = '\0';
@@ -1662,6 +1664,22 @@ statgpu_status statgpu_lts(statgpu_context *context, const double *y, const doub
     status = sg_lts_prepare(context, y, x, n, n_vars, ld, intercept, &data);
     if (status != STATGPU_OK)
         goto done;
+    /* The search runs on standardised data, whatever y's unit; the raw fit,
+     * the scales and the weights square y's residuals, so they run on y times
+     * 2^unit_exponent when y is far from ordinary size (core/units.h). */
+    int unit_exponent = sg_units_exponent(data.y_scale);
+    if (unit_exponent != 0) {
+        y_scaled = malloc(n * sizeof *y_scaled);
+        if (y_scaled == NULL) {
+            status = sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate LTS work space");
+            goto done;
+        }
+        for (size_t i = 0; i < n; ++i)
+            y_scaled[i] = ldexp(y[i], unit_exponent);
+        data.y_location = ldexp(data.y_location, unit_exponent);
+        data.y_scale = ldexp(data.y_scale, unit_exponent);
+        y = y_scaled;
+    }
     result = sg_lts_result_create(n, p, h);
     if (result == NULL) {
         status = sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate the LTS result");
@@ -1746,6 +1764,25 @@ statgpu_status statgpu_lts(statgpu_context *context, const double *y, const doub
         goto done;
     for (size_t i = 0; i < n; ++i)
         result->outlier_count += result->weights[i] == 0;
+    if (unit_exponent != 0) {
+        /* Back to y's units: coefficients, residuals and scales are in y's
+         * units, the objective in their square. */
+        sg_units_scale(result->raw_coefficients, p, -unit_exponent);
+        sg_units_scale(result->coefficients, p, -unit_exponent);
+        sg_units_scale(result->raw_residuals, n, -unit_exponent);
+        sg_units_scale(result->residuals, n, -unit_exponent);
+        result->raw_scale = ldexp(result->raw_scale, -unit_exponent);
+        result->scale = ldexp(result->scale, -unit_exponent);
+        result->objective = ldexp(result->objective, -2 * unit_exponent);
+        if (isinf(result->objective)) {
+            status = sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                             "the objective, %s of squared residuals of y, is larger than the largest double "
+                             "in y's units (the raw scale is %.3g); divide y by a power of ten",
+                             chosen.criterion == STATGPU_LTS_MEDIAN ? "the h-th smallest" : "a sum",
+                             result->raw_scale);
+            goto done;
+        }
+    }
 
     /* Nothing NaN leaves: every output is checked once. */
     bool finite = isfinite(result->objective) && isfinite(result->raw_scale) && isfinite(result->scale);
@@ -1773,5 +1810,6 @@ done:
     free(standard);
     free(squared);
     free(kept);
+    free(y_scaled);
     return status;
 }

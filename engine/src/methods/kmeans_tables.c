@@ -76,7 +76,7 @@ static bool sg_add_sizes(sg_table_build *build, const statgpu_kmeans_result *res
 static bool sg_add_summary(sg_table_build *build, const statgpu_kmeans_result *result)
 {
     /* With every row alike (k = 1), there is nothing to explain: the share is 0. */
-    double explained = result->total_ss > 0.0 ? 1.0 - result->inertia / result->total_ss : 0.0;
+    double explained = result->between_share;
     const sg_summary_row rows[] = {
         { "inertia (within-cluster sum of squares)", result->inertia },
         { "total sum of squares", result->total_ss },
