@@ -2,7 +2,8 @@
 # Contention: N copies of representative k-means and LTS runs (the statgpu
 # CLI, default threads) started together, against the same N runs one after
 # another, for N = 1, 2, C/2, C and 2C on a machine of C cores. Prints a table
-# of total wall times; "together / in turn" at or below 1 is the goal.
+# of total wall times; "together / in turn" at or below 1 is the goal. First,
+# the median of 5 lone runs of each kind.
 #   bench/contention.sh [STATGPU-BINARY ...]   (default: build/bin/statgpu)
 # Several binaries (say, two versions) are measured side by side in one run.
 set -euo pipefail
@@ -38,6 +39,21 @@ one_run() {  # binary, index: alternate k-means and LTS
   fi
 }
 seconds() { date +%s.%N; }
+
+# A lone run of each kind, median of 5: what the machine gives one run.
+median_of_5() {  # binary, index
+  for ((r = 0; r < 5; ++r)); do
+    start=$(seconds); one_run "$1" "$2"
+    awk -v a="$(seconds)" -v b="$start" 'BEGIN { print a - b }'
+  done | sort -g | sed -n 3p
+}
+printf '%-10s %12s %12s\n' version "k-means s" "LTS s"
+for binary in "${binaries[@]}"; do
+  label=$(basename "$(dirname "$(dirname "$binary")")")
+  one_run "$binary" 0; one_run "$binary" 1   # warm the page cache
+  printf '%-10s %12.3f %12.3f\n' "$label" "$(median_of_5 "$binary" 0)" "$(median_of_5 "$binary" 1)"
+done
+echo
 
 counts=(1 2 $(( cores / 2 > 2 ? cores / 2 : 3 )) "$cores" $(( 2 * cores )))
 printf '%-10s %4s %12s %12s %8s\n' version N "together s" "in turn s" ratio

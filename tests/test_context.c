@@ -92,8 +92,8 @@ static void test_create_and_destroy(void **state)
 }
 
 /* The thread policy: a bound that no request passes (5,000 threads ended the
- * host process, 100,000 crashed it in libgomp), and a default that is
- * OpenMP's own, so OMP_NUM_THREADS and the CPU affinity are respected. ctest
+ * host process, 100,000 crashed it in libgomp), and a default that respects
+ * OMP_NUM_THREADS and the CPU affinity. ctest
  * runs this test again under OMP_NUM_THREADS=3 and under taskset -c 0, with
  * STATGPU_TEST_DEFAULT_THREADS naming the count the default must be. */
 static void test_thread_policy(void **state)

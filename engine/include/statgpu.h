@@ -109,8 +109,8 @@ typedef struct statgpu_context_params {
     statgpu_backend     backend;       /* default STATGPU_BACKEND_AUTO */
     int                 device;        /* CUDA device index; default 0 */
     int                 thread_count;  /* CPU threads, 0 .. STATGPU_MAX_THREAD_COUNT; 0 (default):
-                                          OpenMP's default, which respects OMP_NUM_THREADS
-                                          and the process's CPU affinity. A call uses fewer
+                                          OMP_NUM_THREADS where set, else the processors of
+                                          the process's CPU affinity. A call uses fewer
                                           where its work is small (one thread per block of
                                           rows at most, one for tiny problems); results are
                                           the same bits at any count */

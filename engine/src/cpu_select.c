@@ -16,12 +16,11 @@
  */
 #include "internal.h"
 
+#include "core/pool.h"
+
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 enum {
     SG_DIGIT_BITS          = 16,
@@ -32,27 +31,45 @@ enum {
     SG_FINISH_COUNT        = 1 << 12,
     /* Many ranks: one copy and a recursive multi-select beats a radix select per rank. */
     SG_RADIX_MAX_RANKS     = 4,
+    /* Elements per block of the parallel passes over the data (NaN check, keys). */
+    SG_PASS_BLOCK          = 1 << 16,
     SG_INSERTION_SORT_SIZE = 16
 };
 
 /* ---------------------------------------------------------------- NaN check */
 
-bool sg_cpu_has_nan(const void *data, statgpu_dtype dtype, size_t data_count, int thread_count)
+typedef struct sg_nan_scan {
+    const void   *data;
+    statgpu_dtype dtype;
+    size_t        count;
+    atomic_int    found;
+} sg_nan_scan;
+
+static void sg_nan_block(void *context, size_t block, int slot)
 {
+    (void)slot;
+    sg_nan_scan *scan = context;
+    size_t begin = block * SG_PASS_BLOCK, end = begin + SG_PASS_BLOCK < scan->count ? begin + SG_PASS_BLOCK : scan->count;
     int found = 0;
-    (void)thread_count;
-    if (dtype == STATGPU_DTYPE_FLOAT32) {
-        const float *values = data;
-#pragma omp parallel for reduction(| : found) schedule(static) num_threads(thread_count) if (data_count > (1u << 16))
-        for (size_t i = 0; i < data_count; ++i)
+    if (scan->dtype == STATGPU_DTYPE_FLOAT32) {
+        const float *values = scan->data;
+        for (size_t i = begin; i < end; ++i)
             found |= values[i] != values[i];
     } else {
-        const double *values = data;
-#pragma omp parallel for reduction(| : found) schedule(static) num_threads(thread_count) if (data_count > (1u << 16))
-        for (size_t i = 0; i < data_count; ++i)
+        const double *values = scan->data;
+        for (size_t i = begin; i < end; ++i)
             found |= values[i] != values[i];
     }
-    return found != 0;
+    if (found)
+        atomic_store_explicit(&scan->found, 1, memory_order_relaxed);
+}
+
+bool sg_cpu_has_nan(const void *data, statgpu_dtype dtype, size_t data_count, int thread_count)
+{
+    sg_nan_scan scan = { data, dtype, data_count, 0 };
+    atomic_init(&scan.found, 0);
+    sg_parallel_for(thread_count, (data_count + SG_PASS_BLOCK - 1) / SG_PASS_BLOCK, sg_nan_block, &scan);
+    return atomic_load_explicit(&scan.found, memory_order_relaxed) != 0;
 }
 
 /* The key of element i of a float64 or float32 array. Floats widen to doubles
@@ -179,6 +196,22 @@ static void sg_multiselect(uint64_t *keys, size_t lo, size_t hi,
     }
 }
 
+typedef struct sg_key_pass {
+    const void   *data;
+    statgpu_dtype dtype;
+    size_t        count;
+    uint64_t     *keys;
+} sg_key_pass;
+
+static void sg_key_block(void *context, size_t block, int slot)
+{
+    (void)slot;
+    const sg_key_pass *pass = context;
+    size_t begin = block * SG_PASS_BLOCK, end = begin + SG_PASS_BLOCK < pass->count ? begin + SG_PASS_BLOCK : pass->count;
+    for (size_t i = begin; i < end; ++i)
+        pass->keys[i] = sg_key_at(pass->data, pass->dtype, i);
+}
+
 static statgpu_status sg_select_by_copy(const void *data, statgpu_dtype dtype, size_t data_count,
                                         const size_t *ranks, size_t rank_count,
                                         double *results, int thread_count)
@@ -190,10 +223,8 @@ static statgpu_status sg_select_by_copy(const void *data, statgpu_dtype dtype, s
         free(positions);
         return STATGPU_ERROR_OUT_OF_MEMORY;
     }
-    (void)thread_count;
-#pragma omp parallel for schedule(static) num_threads(thread_count) if (data_count > (1u << 16))
-    for (size_t i = 0; i < data_count; ++i)
-        keys[i] = sg_key_at(data, dtype, i);
+    sg_key_pass pass = { data, dtype, data_count, keys };
+    sg_parallel_for(thread_count, (data_count + SG_PASS_BLOCK - 1) / SG_PASS_BLOCK, sg_key_block, &pass);
     for (size_t j = 0; j < rank_count; ++j)
         positions[j] = ranks[j] - 1;
 
@@ -230,6 +261,47 @@ static inline void sg_chunk(size_t count, int chunk_count, int chunk, size_t *be
     *end   = *begin + base + ((size_t)chunk < extra ? 1 : 0);
 }
 
+/* One chunk's histogram of the current digit, or its copy of the bucket's keys. */
+typedef struct sg_chunk_pass {
+    const sg_radix_pass *pass;
+    int                  chunk_count;
+    size_t              *histograms;  /* chunk_count x SG_BUCKET_COUNT */
+    unsigned             bucket;      /* for the copy: the bucket that holds the rank */
+    uint64_t            *target;      /* for the copy: where the bucket's keys go */
+} sg_chunk_pass;
+
+static void sg_histogram_chunk(void *context, size_t chunk, int slot)
+{
+    (void)slot;
+    const sg_chunk_pass *work = context;
+    const sg_radix_pass *pass = work->pass;
+    size_t begin, end;
+    sg_chunk(pass->count, work->chunk_count, (int)chunk, &begin, &end);
+    size_t *histogram = work->histograms + chunk * SG_BUCKET_COUNT;
+    for (size_t i = begin; i < end; ++i) {
+        uint64_t key;
+        if (sg_pass_key(pass, i, &key))
+            ++histogram[(key >> pass->shift) & (SG_BUCKET_COUNT - 1)];
+    }
+}
+
+/* Each chunk writes at its offset: the sum of the bucket's counts in earlier chunks. */
+static void sg_compact_chunk(void *context, size_t chunk, int slot)
+{
+    (void)slot;
+    const sg_chunk_pass *work = context;
+    const sg_radix_pass *pass = work->pass;
+    size_t begin, end, offset = 0;
+    for (size_t earlier = 0; earlier < chunk; ++earlier)
+        offset += work->histograms[earlier * SG_BUCKET_COUNT + work->bucket];
+    sg_chunk(pass->count, work->chunk_count, (int)chunk, &begin, &end);
+    for (size_t i = begin; i < end; ++i) {
+        uint64_t key;
+        if (sg_pass_key(pass, i, &key))
+            work->target[offset++] = key;
+    }
+}
+
 /* The rank-th smallest (1-based) of data, for large data. */
 static statgpu_status sg_radix_select(const void *data, statgpu_dtype dtype, size_t data_count, size_t rank,
                                       int thread_count, double *result)
@@ -246,17 +318,8 @@ static statgpu_status sg_radix_select(const void *data, statgpu_dtype dtype, siz
     for (;;) {
         /* 1. Histogram of the current digit, one private histogram per chunk. */
         memset(histograms, 0, (size_t)chunk_count * SG_BUCKET_COUNT * sizeof *histograms);
-#pragma omp parallel for schedule(static, 1) num_threads(thread_count)
-        for (int chunk = 0; chunk < chunk_count; ++chunk) {
-            size_t begin, end;
-            sg_chunk(pass.count, chunk_count, chunk, &begin, &end);
-            size_t *histogram = histograms + (size_t)chunk * SG_BUCKET_COUNT;
-            for (size_t i = begin; i < end; ++i) {
-                uint64_t key;
-                if (sg_pass_key(&pass, i, &key))
-                    ++histogram[(key >> pass.shift) & (SG_BUCKET_COUNT - 1)];
-            }
-        }
+        sg_chunk_pass work = { &pass, chunk_count, histograms, 0, NULL };
+        sg_parallel_for(thread_count, (size_t)chunk_count, sg_histogram_chunk, &work);
 
         /* 2. The bucket holding the rank. */
         size_t below = 0, bucket_total = 0;
@@ -285,19 +348,9 @@ static statgpu_status sg_radix_select(const void *data, statgpu_dtype dtype, siz
                 status = STATGPU_ERROR_OUT_OF_MEMORY;
                 break;
             }
-            /* Each chunk writes at its offset: the sum of the bucket's counts in earlier chunks. */
-#pragma omp parallel for schedule(static, 1) num_threads(thread_count)
-            for (int chunk = 0; chunk < chunk_count; ++chunk) {
-                size_t begin, end, offset = 0;
-                for (int earlier = 0; earlier < chunk; ++earlier)
-                    offset += histograms[(size_t)earlier * SG_BUCKET_COUNT + bucket];
-                sg_chunk(pass.count, chunk_count, chunk, &begin, &end);
-                for (size_t i = begin; i < end; ++i) {
-                    uint64_t key;
-                    if (sg_pass_key(&pass, i, &key))
-                        spare[offset++] = key;
-                }
-            }
+            work.bucket = bucket;
+            work.target = spare;
+            sg_parallel_for(thread_count, (size_t)chunk_count, sg_compact_chunk, &work);
             free(buffer);
             buffer = spare;
             spare = NULL;

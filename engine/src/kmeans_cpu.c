@@ -10,6 +10,8 @@
  */
 #include "internal.h"
 
+#include "core/pool.h"
+
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -153,46 +155,103 @@ static double sg_add_block_values(sg_kmeans_workspace *workspace, const double *
     return total;
 }
 
+/* ------------------------------------------------------- parallel passes */
+
+/* What one parallel pass over the row blocks reads and writes; each pass
+ * uses the fields its body names. */
+typedef struct sg_pass {
+    const sg_kmeans_problem *problem;
+    sg_kmeans_workspace     *workspace;
+    const double            *centres;   /* centroids (leading dimension k), or row-major centres */
+    int32_t                 *labels;
+    const int32_t           *fixed_labels;
+    double                  *closest;   /* each row's D^2 */
+    int32_t                 *nearest;   /* each row's nearest candidate */
+    size_t                  *picks;     /* per block */
+    size_t                   from, to;  /* candidates from .. to - 1 */
+    uint64_t                 key;
+    unsigned                 round;
+    double                   potential, oversampling;
+    bool                     update;
+} sg_pass;
+
+/* body(pass, b, slot) for every row block b, on the problem's threads. */
+static void sg_run_pass(sg_pass *pass, sg_block_body body)
+{
+    sg_parallel_for(pass->problem->thread_count, pass->workspace->block_count, body, pass);
+}
+
 /* ------------------------------------------------------------------- scan */
+
+/* Per block and variable: the sum in block_sums, the largest magnitude in
+ * block_values; per block the first row and variable that are not finite. */
+static void sg_scan_block(void *context, size_t b, int slot)
+{
+    (void)slot;
+    const sg_pass *pass = context;
+    const sg_kmeans_problem *problem = pass->problem;
+    sg_kmeans_workspace *workspace = pass->workspace;
+    const size_t n = problem->n_obs, d = problem->n_vars, ld = problem->ld;
+    size_t begin, end;
+    sg_block_range(workspace, n, b, &begin, &end);
+    double largest = 0.0;
+    size_t first_row = SIZE_MAX, first_var = SIZE_MAX;
+    for (size_t v = 0; v < d; ++v) {
+        const double *column = problem->data + ld * v;
+        double sum = 0.0;
+        for (size_t i = begin; i < end; ++i) {
+            double x = column[i];
+            sum += x;
+            double magnitude = fabs(x);
+            largest = magnitude > largest ? magnitude : largest;
+        }
+        workspace->block_sums[b * d + v] = sum;
+        if (!isfinite(sum))
+            for (size_t i = begin; i < end && i < first_row; ++i)
+                if (!isfinite(column[i])) {
+                    first_row = i;
+                    first_var = v;
+                }
+    }
+    workspace->block_values[b] = largest;
+    workspace->block_changed[b] = first_row;
+    workspace->block_counts[b] = first_var;
+}
+
+/* Per block and variable: the sum of squared deviations from the mean
+ * (centres) in block_sums. */
+static void sg_squares_block(void *context, size_t b, int slot)
+{
+    (void)slot;
+    const sg_pass *pass = context;
+    const sg_kmeans_problem *problem = pass->problem;
+    const size_t d = problem->n_vars, ld = problem->ld;
+    size_t begin, end;
+    sg_block_range(pass->workspace, problem->n_obs, b, &begin, &end);
+    for (size_t v = 0; v < d; ++v) {
+        const double *column = problem->data + ld * v;
+        double squares = 0.0;
+        for (size_t i = begin; i < end; ++i) {
+            double deviation = column[i] - pass->centres[v];
+            squares += deviation * deviation;
+        }
+        pass->workspace->block_sums[b * d + v] = squares;
+    }
+}
 
 void sg_cpu_kmeans_scan(const sg_kmeans_problem *problem, sg_kmeans_workspace *workspace, sg_kmeans_scan *scan)
 {
     const size_t n = problem->n_obs, d = problem->n_vars, ld = problem->ld;
     const size_t blocks = workspace->block_count;
     /* Per block and variable: the sum (then the squared deviations) in
-     * block_sums, the largest magnitude in block_wss; per block the first bad
+     * block_sums, the largest magnitude in block_values; per block the first bad
      * row and variable. block_sums has room for blocks x k x d >= blocks x d. */
     double *partial = workspace->block_sums;
     double *block_max = workspace->block_values;
     size_t *bad_row = workspace->block_changed, *bad_var = workspace->block_counts;
 
-#pragma omp parallel for num_threads(problem->thread_count) schedule(dynamic, 1)
-    for (size_t b = 0; b < blocks; ++b) {
-        size_t begin, end;
-        sg_block_range(workspace, n, b, &begin, &end);
-        double largest = 0.0;
-        size_t first_row = SIZE_MAX, first_var = SIZE_MAX;
-        for (size_t v = 0; v < d; ++v) {
-            const double *column = problem->data + ld * v;
-            double sum = 0.0;
-            for (size_t i = begin; i < end; ++i) {
-                double x = column[i];
-                sum += x;
-                double magnitude = fabs(x);
-                largest = magnitude > largest ? magnitude : largest;
-            }
-            partial[b * d + v] = sum;
-            if (!isfinite(sum))
-                for (size_t i = begin; i < end && i < first_row; ++i)
-                    if (!isfinite(column[i])) {
-                        first_row = i;
-                        first_var = v;
-                    }
-        }
-        block_max[b] = largest;
-        bad_row[b] = first_row;
-        bad_var[b] = first_var;
-    }
+    sg_pass pass = { .problem = problem, .workspace = workspace };
+    sg_run_pass(&pass, sg_scan_block);
 
     scan->finite = true;
     scan->first_bad_is_nan = false;
@@ -218,20 +277,8 @@ void sg_cpu_kmeans_scan(const sg_kmeans_problem *problem, sg_kmeans_workspace *w
             sum += partial[b * d + v];
         mean[v] = sum / (double)n;
     }
-#pragma omp parallel for num_threads(problem->thread_count) schedule(dynamic, 1)
-    for (size_t b = 0; b < blocks; ++b) {
-        size_t begin, end;
-        sg_block_range(workspace, n, b, &begin, &end);
-        for (size_t v = 0; v < d; ++v) {
-            const double *column = problem->data + ld * v;
-            double squares = 0.0;
-            for (size_t i = begin; i < end; ++i) {
-                double deviation = column[i] - mean[v];
-                squares += deviation * deviation;
-            }
-            partial[b * d + v] = squares;
-        }
-    }
+    pass.centres = mean;
+    sg_run_pass(&pass, sg_squares_block);
     double variance_sum = 0.0;
     for (size_t v = 0; v < d; ++v) {
         double squares = 0.0;
@@ -321,18 +368,29 @@ static void sg_sum_rows(const sg_kmeans_problem *problem, const int32_t *labels,
 
 /* Adds the blocks' partial sums, counts and within sums of squares in block
  * order into the workspace's totals. */
-static void sg_reduce_blocks(const sg_kmeans_problem *problem, sg_kmeans_workspace *workspace, bool with_wss)
+#define SG_REDUCE_ENTRIES 256  /* sums added per block of the reduction */
+
+static void sg_reduce_entries(void *context, size_t chunk, int slot)
 {
-    const size_t k = problem->k, kd = problem->k * problem->n_vars, blocks = workspace->block_count;
-    const double *block_sums = workspace->block_sums;
-    double *sums = workspace->sums;
-#pragma omp parallel for num_threads(problem->thread_count) if (kd * blocks > 65536) schedule(static)
-    for (size_t entry = 0; entry < kd; ++entry) {
+    (void)slot;
+    const sg_pass *pass = context;
+    const size_t kd = pass->problem->k * pass->problem->n_vars, blocks = pass->workspace->block_count;
+    const double *block_sums = pass->workspace->block_sums;
+    size_t end = (chunk + 1) * SG_REDUCE_ENTRIES < kd ? (chunk + 1) * SG_REDUCE_ENTRIES : kd;
+    for (size_t entry = chunk * SG_REDUCE_ENTRIES; entry < end; ++entry) {
         double sum = 0.0;
         for (size_t b = 0; b < blocks; ++b)
             sum += block_sums[b * kd + entry];
-        sums[entry] = sum;
+        pass->workspace->sums[entry] = sum;
     }
+}
+
+static void sg_reduce_blocks(const sg_kmeans_problem *problem, sg_kmeans_workspace *workspace, bool with_wss)
+{
+    const size_t k = problem->k, kd = problem->k * problem->n_vars, blocks = workspace->block_count;
+    sg_pass pass = { .problem = problem, .workspace = workspace };
+    int team = kd * blocks > 65536 ? problem->thread_count : 1;
+    sg_parallel_for(team, (kd + SG_REDUCE_ENTRIES - 1) / SG_REDUCE_ENTRIES, sg_reduce_entries, &pass);
     for (size_t j = 0; j < k; ++j) {
         size_t count = 0;
         double wss = 0.0;
@@ -346,26 +404,34 @@ static void sg_reduce_blocks(const sg_kmeans_problem *problem, sg_kmeans_workspa
     }
 }
 
+/* One block of the assignment pass, into the block's own partial sums. */
+static void sg_assign_block(void *context, size_t b, int slot)
+{
+    (void)slot;
+    const sg_pass *pass = context;
+    const sg_kmeans_problem *problem = pass->problem;
+    sg_kmeans_workspace *workspace = pass->workspace;
+    const size_t k = problem->k, kd = problem->k * problem->n_vars;
+    size_t begin, end;
+    sg_block_range(workspace, problem->n_obs, b, &begin, &end);
+    double *sums = workspace->block_sums + b * kd;
+    size_t *counts = workspace->block_counts + b * k;
+    double *wss = workspace->block_wss + b * k;
+    memset(sums, 0, kd * sizeof *sums);
+    memset(counts, 0, k * sizeof *counts);
+    memset(wss, 0, k * sizeof *wss);
+    workspace->block_changed[b] = sg_assign_rows(problem, pass->centres, begin, end, pass->labels, sums, counts,
+                                                 wss, &workspace->block_values[b]);
+}
+
 /* One pass over the data: labels from centroids, and the clusters' sums,
  * counts, within sums of squares and the inertia. Returns the count of labels
  * that changed. */
 static size_t sg_assign_pass(const sg_kmeans_problem *problem, sg_kmeans_workspace *workspace,
                              const double *centroids, int32_t *labels, double *inertia)
 {
-    const size_t k = problem->k, kd = problem->k * problem->n_vars;
-#pragma omp parallel for num_threads(problem->thread_count) schedule(dynamic, 1)
-    for (size_t b = 0; b < workspace->block_count; ++b) {
-        size_t begin, end;
-        sg_block_range(workspace, problem->n_obs, b, &begin, &end);
-        double *sums = workspace->block_sums + b * kd;
-        size_t *counts = workspace->block_counts + b * k;
-        double *wss = workspace->block_wss + b * k;
-        memset(sums, 0, kd * sizeof *sums);
-        memset(counts, 0, k * sizeof *counts);
-        memset(wss, 0, k * sizeof *wss);
-        workspace->block_changed[b] = sg_assign_rows(problem, centroids, begin, end, labels, sums, counts, wss,
-                                                     &workspace->block_values[b]);
-    }
+    sg_pass pass = { .problem = problem, .workspace = workspace, .centres = centroids, .labels = labels };
+    sg_run_pass(&pass, sg_assign_block);
     size_t changed = 0;
     for (size_t b = 0; b < workspace->block_count; ++b)
         changed += workspace->block_changed[b];
@@ -374,20 +440,28 @@ static size_t sg_assign_pass(const sg_kmeans_problem *problem, sg_kmeans_workspa
     return changed;
 }
 
+/* One block of the sum pass. */
+static void sg_sum_block(void *context, size_t b, int slot)
+{
+    (void)slot;
+    const sg_pass *pass = context;
+    const sg_kmeans_problem *problem = pass->problem;
+    sg_kmeans_workspace *workspace = pass->workspace;
+    const size_t k = problem->k, kd = problem->k * problem->n_vars;
+    size_t begin, end;
+    sg_block_range(workspace, problem->n_obs, b, &begin, &end);
+    double *sums = workspace->block_sums + b * kd;
+    size_t *counts = workspace->block_counts + b * k;
+    memset(sums, 0, kd * sizeof *sums);
+    memset(counts, 0, k * sizeof *counts);
+    sg_sum_rows(problem, pass->fixed_labels, begin, end, sums, counts);
+}
+
 /* Sums and counts of the clusters as labelled. */
 static void sg_sum_pass(const sg_kmeans_problem *problem, sg_kmeans_workspace *workspace, const int32_t *labels)
 {
-    const size_t k = problem->k, kd = problem->k * problem->n_vars;
-#pragma omp parallel for num_threads(problem->thread_count) schedule(dynamic, 1)
-    for (size_t b = 0; b < workspace->block_count; ++b) {
-        size_t begin, end;
-        sg_block_range(workspace, problem->n_obs, b, &begin, &end);
-        double *sums = workspace->block_sums + b * kd;
-        size_t *counts = workspace->block_counts + b * k;
-        memset(sums, 0, kd * sizeof *sums);
-        memset(counts, 0, k * sizeof *counts);
-        sg_sum_rows(problem, labels, begin, end, sums, counts);
-    }
+    sg_pass pass = { .problem = problem, .workspace = workspace, .fixed_labels = labels };
+    sg_run_pass(&pass, sg_sum_block);
     sg_reduce_blocks(problem, workspace, false);
 }
 
@@ -401,6 +475,17 @@ static inline double sg_row_distance(const sg_kmeans_problem *problem, size_t i,
         distance += difference * difference;
     }
     return distance;
+}
+
+/* Each row's squared distance to its own centroid, into closest. */
+static void sg_own_distance_block(void *context, size_t b, int slot)
+{
+    (void)slot;
+    const sg_pass *pass = context;
+    size_t begin, end;
+    sg_block_range(pass->workspace, pass->problem->n_obs, b, &begin, &end);
+    for (size_t i = begin; i < end; ++i)
+        pass->closest[i] = sg_row_distance(pass->problem, i, pass->centres + pass->labels[i], pass->problem->k);
 }
 
 /* Re-seeds every empty cluster (in index order) with the row farthest from its
@@ -417,9 +502,9 @@ static statgpu_status sg_reseed_empty(const sg_kmeans_problem *problem, sg_kmean
     if (!sg_ensure_closest(workspace, n))
         return STATGPU_ERROR_OUT_OF_MEMORY;
     double *distance = workspace->closest;
-#pragma omp parallel for num_threads(problem->thread_count) schedule(static)
-    for (size_t i = 0; i < n; ++i)
-        distance[i] = sg_row_distance(problem, i, centroids + labels[i], k);
+    sg_pass pass = { .problem = problem, .workspace = workspace, .centres = centroids, .labels = labels,
+                     .closest = distance };
+    sg_run_pass(&pass, sg_own_distance_block);
 
     for (size_t empty = 0; empty < k; ++empty) {
         if (counts[empty] != 0)
@@ -551,23 +636,29 @@ static size_t sg_search_potential(const sg_kmeans_problem *problem, const sg_kme
 
 /* D^2 of every row to one centre given as a row-major vector; block sums of
  * D^2 into block_values and their prefix. With update, D^2 = min(D^2, new). */
+static void sg_closest_block(void *context, size_t b, int slot)
+{
+    (void)slot;
+    const sg_pass *pass = context;
+    double *closest = pass->closest;
+    size_t begin, end;
+    sg_block_range(pass->workspace, pass->problem->n_obs, b, &begin, &end);
+    double sum = 0.0;
+    for (size_t i = begin; i < end; ++i) {
+        double distance = sg_row_distance(pass->problem, i, pass->centres, 1);
+        if (!pass->update || distance < closest[i])
+            closest[i] = distance;
+        sum += closest[i];
+    }
+    pass->workspace->block_values[b] = sum;
+}
+
 static double sg_closest_pass(const sg_kmeans_problem *problem, sg_kmeans_workspace *workspace,
                               const double *centre, bool update)
 {
-    double *closest = workspace->closest;
-#pragma omp parallel for num_threads(problem->thread_count) schedule(dynamic, 1)
-    for (size_t b = 0; b < workspace->block_count; ++b) {
-        size_t begin, end;
-        sg_block_range(workspace, problem->n_obs, b, &begin, &end);
-        double sum = 0.0;
-        for (size_t i = begin; i < end; ++i) {
-            double distance = sg_row_distance(problem, i, centre, 1);
-            if (!update || distance < closest[i])
-                closest[i] = distance;
-            sum += closest[i];
-        }
-        workspace->block_values[b] = sum;
-    }
+    sg_pass pass = { .problem = problem, .workspace = workspace, .centres = centre, .closest = workspace->closest,
+                     .update = update };
+    sg_run_pass(&pass, sg_closest_block);
     return sg_add_block_values(workspace, workspace->block_values, 1);
 }
 
@@ -575,6 +666,25 @@ static void sg_copy_row(const sg_kmeans_problem *problem, size_t row, double *to
 {
     for (size_t v = 0; v < problem->n_vars; ++v)
         to[v * stride] = problem->data[row + problem->ld * v];
+}
+
+/* The potential each of the trial centres (row-major) would leave, per block. */
+static void sg_trial_block(void *context, size_t b, int slot)
+{
+    (void)slot;
+    const sg_pass *pass = context;
+    const size_t trials = pass->workspace->trial_count, d = pass->problem->n_vars;
+    const double *closest = pass->closest;
+    size_t begin, end;
+    sg_block_range(pass->workspace, pass->problem->n_obs, b, &begin, &end);
+    double *sums = pass->workspace->block_values + b * trials;
+    for (size_t t = 0; t < trials; ++t)
+        sums[t] = 0.0;
+    for (size_t i = begin; i < end; ++i)
+        for (size_t t = 0; t < trials; ++t) {
+            double distance = sg_row_distance(pass->problem, i, pass->centres + t * d, 1);
+            sums[t] += distance < closest[i] ? distance : closest[i];
+        }
 }
 
 statgpu_status sg_cpu_kmeans_plus_plus(const sg_kmeans_problem *problem, sg_kmeans_workspace *workspace,
@@ -612,20 +722,9 @@ statgpu_status sg_cpu_kmeans_plus_plus(const sg_kmeans_problem *problem, sg_kmea
             sg_copy_row(problem, candidate_rows[t], candidates + t * d, 1);
         }
         /* The potential each candidate would leave, per block, in one pass. */
-        const double *closest = workspace->closest;
-#pragma omp parallel for num_threads(problem->thread_count) schedule(dynamic, 1)
-        for (size_t b = 0; b < workspace->block_count; ++b) {
-            size_t begin, end;
-            sg_block_range(workspace, n, b, &begin, &end);
-            double *sums = workspace->block_values + b * trials;
-            for (size_t t = 0; t < trials; ++t)
-                sums[t] = 0.0;
-            for (size_t i = begin; i < end; ++i)
-                for (size_t t = 0; t < trials; ++t) {
-                    double distance = sg_row_distance(problem, i, candidates + t * d, 1);
-                    sums[t] += distance < closest[i] ? distance : closest[i];
-                }
-        }
+        sg_pass pass = { .problem = problem, .workspace = workspace, .centres = candidates,
+                         .closest = workspace->closest };
+        sg_run_pass(&pass, sg_trial_block);
         size_t best = 0;
         double best_potential = INFINITY;
         for (size_t t = 0; t < trials; ++t) {
@@ -771,6 +870,44 @@ static statgpu_status sg_weighted_recluster(const double *points, const double *
     return status;
 }
 
+/* Folds candidates from .. to - 1 (row-major) into every row's D^2 and
+ * nearest candidate; the block's sum of D^2 into block_values. */
+static void sg_fold_block(void *context, size_t b, int slot)
+{
+    (void)slot;
+    const sg_pass *pass = context;
+    const size_t d = pass->problem->n_vars;
+    double *closest = pass->closest;
+    size_t begin, end;
+    sg_block_range(pass->workspace, pass->problem->n_obs, b, &begin, &end);
+    double sum = 0.0;
+    for (size_t i = begin; i < end; ++i) {
+        for (size_t c = pass->from; c < pass->to; ++c) {
+            double distance = sg_row_distance(pass->problem, i, pass->centres + c * d, 1);
+            if (c == 0 || distance < closest[i]) {
+                closest[i] = distance;
+                pass->nearest[i] = (int32_t)c;
+            }
+        }
+        sum += closest[i];
+    }
+    pass->workspace->block_values[b] = sum;
+}
+
+/* How many rows of the block the round draws. */
+static void sg_draw_block(void *context, size_t b, int slot)
+{
+    (void)slot;
+    const sg_pass *pass = context;
+    size_t begin, end;
+    sg_block_range(pass->workspace, pass->problem->n_obs, b, &begin, &end);
+    size_t picks = 0;
+    for (size_t i = begin; i < end; ++i)
+        picks += sg_counter_uniform(pass->key, pass->round, i) * pass->potential
+                 < pass->oversampling * pass->closest[i];
+    pass->picks[b] = picks;
+}
+
 statgpu_status sg_cpu_kmeans_parallel(const sg_kmeans_problem *problem, sg_kmeans_workspace *workspace,
                                       uint64_t stream, double *centroids)
 {
@@ -804,23 +941,9 @@ statgpu_status sg_cpu_kmeans_parallel(const sg_kmeans_problem *problem, sg_kmean
     double potential = 0.0;
     for (unsigned round = 0;; ++round) {
         /* Fold the new candidates into every row's D^2 and nearest candidate. */
-#pragma omp parallel for num_threads(problem->thread_count) schedule(dynamic, 1)
-        for (size_t b = 0; b < workspace->block_count; ++b) {
-            size_t begin, end;
-            sg_block_range(workspace, n, b, &begin, &end);
-            double sum = 0.0;
-            for (size_t i = begin; i < end; ++i) {
-                for (size_t c = added_from; c < count; ++c) {
-                    double distance = sg_row_distance(problem, i, points + c * d, 1);
-                    if (c == 0 || distance < closest[i]) {
-                        closest[i] = distance;
-                        nearest[i] = (int32_t)c;
-                    }
-                }
-                sum += closest[i];
-            }
-            workspace->block_values[b] = sum;
-        }
+        sg_pass fold = { .problem = problem, .workspace = workspace, .centres = points, .closest = closest,
+                         .nearest = nearest, .from = added_from, .to = count };
+        sg_run_pass(&fold, sg_fold_block);
         added_from = count;
         potential = sg_add_block_values(workspace, workspace->block_values, 1);
 
@@ -849,15 +972,9 @@ statgpu_status sg_cpu_kmeans_parallel(const sg_kmeans_problem *problem, sg_kmean
 
         /* Each row is drawn with probability min(1, ell D^2 / potential),
          * from its own counter-based uniform; drawn rows are kept in row order. */
-#pragma omp parallel for num_threads(problem->thread_count) schedule(dynamic, 1)
-        for (size_t b = 0; b < workspace->block_count; ++b) {
-            size_t begin, end;
-            sg_block_range(workspace, n, b, &begin, &end);
-            size_t picks = 0;
-            for (size_t i = begin; i < end; ++i)
-                picks += sg_counter_uniform(key, round, i) * potential < oversampling * closest[i];
-            block_picks[b] = picks;
-        }
+        sg_pass draw = { .problem = problem, .workspace = workspace, .closest = closest, .picks = block_picks,
+                         .key = key, .round = round, .potential = potential, .oversampling = oversampling };
+        sg_run_pass(&draw, sg_draw_block);
         size_t new_count = count;
         for (size_t b = 0; b < workspace->block_count; ++b)
             new_count += block_picks[b];

@@ -19,6 +19,7 @@
  * standardised rows, mapped back to the original units.
  */
 #include "internal.h"
+#include "core/pool.h"
 #include "core/units.h"
 
 #include <float.h>
@@ -26,10 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 /* Under STATGPU_BACKEND_AUTO, from this many rows the C-steps run on the GPU. */
 #define SG_LTS_AUTO_CUDA_MIN_OBS ((size_t)20000)
@@ -360,6 +357,38 @@ static void sg_qr_reduce(double *a, size_t rows, size_t width, size_t lda)
  * and reduced in chunk order: the same bits at any thread count. Writes
  * coef (p), kept (p) and, when rss is not NULL, the residual sum of squares.
  * Returns the rank, or (size_t)-1 when out of memory. */
+/* The chunks of a least-squares fit, each reduced to its R factor. */
+typedef struct sg_qr_chunks {
+    const double *x, *y;
+    size_t        n, p;
+    const size_t *rows;
+    size_t        row_count;
+    double       *factors;        /* chunk_count x width x width */
+    double       *blocks;         /* per thread: the chunk's rows, then its reduction */
+    size_t        block_doubles;
+} sg_qr_chunks;
+
+static void sg_qr_chunk(void *context, size_t c, int slot)
+{
+    const sg_qr_chunks *work = context;
+    size_t p = work->p, width = p + 1;
+    double *block = work->blocks + (size_t)slot * work->block_doubles;
+    size_t begin = c * SG_LTS_QR_CHUNK_ROWS;
+    size_t end = begin + SG_LTS_QR_CHUNK_ROWS < work->row_count ? begin + SG_LTS_QR_CHUNK_ROWS : work->row_count;
+    size_t m = end - begin, ld = SG_LTS_QR_CHUNK_ROWS;
+    for (size_t v = 0; v <= p; ++v) {
+        const double *source = v < p ? work->x + work->n * v : work->y;
+        double *target = block + ld * v;
+        for (size_t r = 0; r < m; ++r)
+            target[r] = source[work->rows ? work->rows[begin + r] : begin + r];
+    }
+    sg_qr_reduce(block, m, width, ld);
+    double *factor = work->factors + c * width * width;
+    for (size_t v = 0; v < width; ++v)
+        for (size_t r = 0; r <= v && r < m; ++r)
+            factor[r + width * v] = block[r + ld * v];
+}
+
 static size_t sg_lts_least_squares(const double *x, const double *y, size_t n, size_t p, const size_t *rows,
                                    size_t row_count, int thread_count, double *coef, bool *kept, double *rss)
 {
@@ -370,37 +399,17 @@ static size_t sg_lts_least_squares(const double *x, const double *y, size_t n, s
     double *factors = calloc(chunk_count * width * width, sizeof *factors);
     double *norms = calloc(width, sizeof *norms);
     double *stack = malloc(2 * width * width * sizeof *stack);
-    bool failed = factors == NULL || norms == NULL || stack == NULL;
+    int team = thread_count > 0 ? thread_count : 1;
+    if ((size_t)team > chunk_count)
+        team = (int)chunk_count;
+    size_t block_doubles = (SG_LTS_QR_CHUNK_ROWS + width) * width;
+    double *blocks = malloc((size_t)team * block_doubles * sizeof *blocks);
+    bool failed = factors == NULL || norms == NULL || stack == NULL || blocks == NULL;
     if (!failed) {
-#pragma omp parallel num_threads(thread_count > 0 ? thread_count : 1)
-        {
-            double *block = malloc((SG_LTS_QR_CHUNK_ROWS + width) * width * sizeof *block);
-            if (block == NULL) {
-#pragma omp atomic write
-                failed = true;
-            }
-#pragma omp for schedule(dynamic, 1)
-            for (size_t c = 0; c < chunk_count; ++c) {
-                if (block == NULL)
-                    continue;
-                size_t begin = c * SG_LTS_QR_CHUNK_ROWS;
-                size_t end = begin + SG_LTS_QR_CHUNK_ROWS < row_count ? begin + SG_LTS_QR_CHUNK_ROWS : row_count;
-                size_t m = end - begin, ld = SG_LTS_QR_CHUNK_ROWS;
-                for (size_t v = 0; v <= p; ++v) {
-                    const double *source = v < p ? x + n * v : y;
-                    double *target = block + ld * v;
-                    for (size_t r = 0; r < m; ++r)
-                        target[r] = source[rows ? rows[begin + r] : begin + r];
-                }
-                sg_qr_reduce(block, m, width, ld);
-                double *factor = factors + c * width * width;
-                for (size_t v = 0; v < width; ++v)
-                    for (size_t r = 0; r <= v && r < m; ++r)
-                        factor[r + width * v] = block[r + ld * v];
-            }
-            free(block);
-        }
+        sg_qr_chunks work = { x, y, n, p, rows, row_count, factors, blocks, block_doubles };
+        sg_parallel_for(team, chunk_count, sg_qr_chunk, &work);
     }
+    free(blocks);
     if (failed) {
         free(factors);
         free(norms);
@@ -1120,16 +1129,34 @@ static bool sg_lts_is_exhaustive(size_t n, size_t p, size_t start_count)
 }
 
 /* Residuals y - x b in the original units for every row. */
+typedef struct sg_residual_pass {
+    const double *y, *x;
+    size_t        n, n_vars, ld;
+    int           intercept;
+    const double *coef;
+    double       *residuals;
+} sg_residual_pass;
+
+#define SG_RESIDUAL_BLOCK ((size_t)65536)  /* rows per block */
+
+static void sg_residual_block(void *context, size_t b, int slot)
+{
+    (void)slot;
+    const sg_residual_pass *pass = context;
+    size_t begin = b * SG_RESIDUAL_BLOCK, end = begin + SG_RESIDUAL_BLOCK < pass->n ? begin + SG_RESIDUAL_BLOCK : pass->n;
+    for (size_t i = begin; i < end; ++i) {
+        double fit = pass->intercept ? pass->coef[0] : 0.0;
+        for (size_t v = 0; v < pass->n_vars; ++v)
+            fit += pass->x[i + pass->ld * v] * pass->coef[v + (size_t)pass->intercept];
+        pass->residuals[i] = pass->y[i] - fit;
+    }
+}
+
 static void sg_original_residuals(const double *y, const double *x, size_t n, size_t n_vars, size_t ld,
                                   int intercept, const double *coef, int threads, double *residuals)
 {
-#pragma omp parallel for num_threads(threads) schedule(static) if (n > 65536)
-    for (size_t i = 0; i < n; ++i) {
-        double fit = intercept ? coef[0] : 0.0;
-        for (size_t v = 0; v < n_vars; ++v)
-            fit += x[i + ld * v] * coef[v + (size_t)intercept];
-        residuals[i] = y[i] - fit;
-    }
+    sg_residual_pass pass = { y, x, n, n_vars, ld, intercept, coef, residuals };
+    sg_parallel_for(threads, (n + SG_RESIDUAL_BLOCK - 1) / SG_RESIDUAL_BLOCK, sg_residual_block, &pass);
 }
 
 /* The h-th smallest squared residual, the sum of the h smallest, and

@@ -11,15 +11,12 @@
  * iterations). The result is the same bits at any thread count.
  */
 #include "internal.h"
+#include "core/pool.h"
 #include "core/threads.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 /* Rows summed together; also the unit of work of the row-parallel mode. */
 #define SG_LTS_BLOCK_ROWS ((size_t)4096)
@@ -262,6 +259,79 @@ static void sg_one_vector_serial(const sg_lts_problem *problem, size_t h, const 
     sg_combine_blocks(p, block_count, block_sums, want_cross, kth, j, out);
 }
 
+/* Many vectors, few rows: each thread evaluates whole vectors in its own scratch. */
+typedef struct sg_vector_pass {
+    const sg_lts_problem *problem;
+    size_t                h;
+    const double         *coef;          /* m x p */
+    bool                  want_cross;
+    const sg_lts_outputs *out;
+    double               *scratch;       /* team x scratch_doubles */
+    size_t                scratch_doubles;
+} sg_vector_pass;
+
+static void sg_vector_serial(void *context, size_t j, int slot)
+{
+    const sg_vector_pass *pass = context;
+    size_t n = pass->problem->n, p = pass->problem->p;
+    size_t block_count = (n + SG_LTS_BLOCK_ROWS - 1) / SG_LTS_BLOCK_ROWS;
+    double *squared = pass->scratch + (size_t)slot * pass->scratch_doubles;
+    double *scratch = squared + n;
+    double *gather = scratch + n;
+    double *block_sums = gather + (pass->want_cross ? SG_LTS_BLOCK_ROWS * (p + 1) : 0);
+    size_t *block_equal = (size_t *)(block_sums + block_count * (1 + p * p + p));
+    sg_one_vector_serial(pass->problem, pass->h, pass->coef + p * j, squared, scratch,
+                         pass->want_cross ? gather : NULL, block_sums, block_equal, pass->want_cross, j, pass->out);
+}
+
+/* Few vectors, many rows: the threads share the blocks of one vector. */
+typedef struct sg_row_pass {
+    const sg_lts_problem *problem;
+    const double         *coef;          /* the vector */
+    double               *squared;       /* n */
+    double                value;         /* its h-th smallest squared residual */
+    size_t               *block_below, *block_equal;
+    double               *block_sums;
+    double               *gathers;       /* per thread, when want_cross */
+    bool                  want_cross;
+} sg_row_pass;
+
+static void sg_block_rows(const sg_row_pass *pass, size_t b, size_t *begin, size_t *end)
+{
+    size_t n = pass->problem->n;
+    *begin = b * SG_LTS_BLOCK_ROWS;
+    *end = *begin + SG_LTS_BLOCK_ROWS < n ? *begin + SG_LTS_BLOCK_ROWS : n;
+}
+
+static void sg_residual_rows(void *context, size_t b, int slot)
+{
+    (void)slot;
+    const sg_row_pass *pass = context;
+    size_t begin, end;
+    sg_block_rows(pass, b, &begin, &end);
+    sg_block_residuals(pass->problem, pass->coef, begin, end, pass->squared);
+}
+
+static void sg_count_rows(void *context, size_t b, int slot)
+{
+    (void)slot;
+    const sg_row_pass *pass = context;
+    size_t begin, end;
+    sg_block_rows(pass, b, &begin, &end);
+    sg_block_counts(pass->squared, begin, end, pass->value, &pass->block_below[b], &pass->block_equal[b]);
+}
+
+static void sg_sum_rows_block(void *context, size_t b, int slot)
+{
+    const sg_row_pass *pass = context;
+    size_t p = pass->problem->p, begin, end;
+    sg_block_rows(pass, b, &begin, &end);
+    double *gather = pass->want_cross ? pass->gathers + (size_t)slot * SG_LTS_BLOCK_ROWS * (p + 1) : NULL;
+    double *sums = pass->block_sums + (1 + p * p + p) * b;
+    sg_block_sums(pass->problem, pass->squared, begin, end, pass->value, pass->block_equal[b], gather,
+                  pass->want_cross, &sums[0], &sums[1], &sums[1 + p * p]);
+}
+
 /* ------------------------------------------------------------- the entry */
 
 statgpu_status sg_cpu_lts_csteps(const sg_lts_problem *problem, size_t h, const double *coef, size_t m,
@@ -282,29 +352,16 @@ statgpu_status sg_cpu_lts_csteps(const sg_lts_problem *problem, size_t h, const 
     if (n < SG_LTS_ROW_PARALLEL_MIN_ROWS) {
         /* One coefficient vector per thread, each about 2 n p operations. */
         int team = sg_threads_for(threads, m, 2.0 * (double)m * (double)n * (double)p);
-#pragma omp parallel num_threads(team)
-        {
-            double *squared = malloc(n * sizeof *squared);
-            double *scratch = malloc(n * sizeof *scratch);
-            double *gather = want_cross ? malloc(SG_LTS_BLOCK_ROWS * (p + 1) * sizeof *gather) : NULL;
-            double *block_sums = malloc(block_count * stride * sizeof *block_sums);
-            size_t *block_equal = malloc(block_count * sizeof *block_equal);
-            bool ok = squared && scratch && block_sums && block_equal && (gather || !want_cross);
-            if (!ok) {
-#pragma omp atomic write
-                status = STATGPU_ERROR_OUT_OF_MEMORY;
-            }
-#pragma omp for schedule(dynamic, 1)
-            for (size_t j = 0; j < m; ++j)
-                if (ok)
-                    sg_one_vector_serial(problem, h, coef + p * j, squared, scratch, gather, block_sums,
-                                         block_equal, want_cross, j, &out);
-            free(squared);
-            free(scratch);
-            free(gather);
-            free(block_sums);
-            free(block_equal);
-        }
+        sg_vector_pass pass = { problem, h, coef, want_cross, &out, NULL, 0 };
+        /* Per thread: squared and a copy to select in (n each), the gathered
+         * rows, the blocks' sums, the blocks' counts of ties. */
+        pass.scratch_doubles = 2 * n + (want_cross ? SG_LTS_BLOCK_ROWS * (p + 1) : 0) + block_count * stride
+                               + block_count;
+        pass.scratch = malloc((size_t)team * pass.scratch_doubles * sizeof(double));
+        if (pass.scratch == NULL)
+            return STATGPU_ERROR_OUT_OF_MEMORY;
+        sg_parallel_for(team, m, sg_vector_serial, &pass);
+        free(pass.scratch);
         return status;
     }
 
@@ -319,25 +376,18 @@ statgpu_status sg_cpu_lts_csteps(const sg_lts_problem *problem, size_t h, const 
         status = STATGPU_ERROR_OUT_OF_MEMORY;
         goto done;
     }
+    sg_row_pass rows = { problem, NULL, squared, 0.0, block_below, block_equal, block_sums, gathers, want_cross };
     for (size_t j = 0; j < m && status == STATGPU_OK; ++j) {
         const double *c = coef + p * j;
-#pragma omp parallel for num_threads(threads) schedule(static)
-        for (size_t b = 0; b < block_count; ++b) {
-            size_t begin = b * SG_LTS_BLOCK_ROWS;
-            size_t end = begin + SG_LTS_BLOCK_ROWS < n ? begin + SG_LTS_BLOCK_ROWS : n;
-            sg_block_residuals(problem, c, begin, end, squared);
-        }
+        rows.coef = c;
+        sg_parallel_for(threads, block_count, sg_residual_rows, &rows);
         double value;
         status = sg_cpu_select_ranks(squared, STATGPU_DTYPE_FLOAT64, n, &h, 1, STATGPU_SELECT_AUTO, &value,
                                      threads);
         if (status != STATGPU_OK)
             break;
-#pragma omp parallel for num_threads(threads) schedule(static)
-        for (size_t b = 0; b < block_count; ++b) {
-            size_t begin = b * SG_LTS_BLOCK_ROWS;
-            size_t end = begin + SG_LTS_BLOCK_ROWS < n ? begin + SG_LTS_BLOCK_ROWS : n;
-            sg_block_counts(squared, begin, end, value, &block_below[b], &block_equal[b]);
-        }
+        rows.value = value;
+        sg_parallel_for(threads, block_count, sg_count_rows, &rows);
         size_t below_total = 0;
         for (size_t b = 0; b < block_count; ++b)
             below_total += block_below[b];
@@ -349,19 +399,7 @@ statgpu_status sg_cpu_lts_csteps(const sg_lts_problem *problem, size_t h, const 
             quota -= take;
             block_equal[b] = take;
         }
-#pragma omp parallel for num_threads(threads) schedule(static)
-        for (size_t b = 0; b < block_count; ++b) {
-            size_t begin = b * SG_LTS_BLOCK_ROWS;
-            size_t end = begin + SG_LTS_BLOCK_ROWS < n ? begin + SG_LTS_BLOCK_ROWS : n;
-            int thread = 0;
-#ifdef _OPENMP
-            thread = omp_get_thread_num();
-#endif
-            double *gather = want_cross ? gathers + (size_t)thread * SG_LTS_BLOCK_ROWS * (p + 1) : NULL;
-            double *sums = block_sums + stride * b;
-            sg_block_sums(problem, squared, begin, end, value, block_equal[b], gather, want_cross, &sums[0],
-                          &sums[1], &sums[1 + p * p]);
-        }
+        sg_parallel_for(threads, block_count, sg_sum_rows_block, &rows);
         sg_combine_blocks(p, block_count, block_sums, want_cross, value, j, &out);
     }
 done:

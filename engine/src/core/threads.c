@@ -5,21 +5,25 @@
 
 #include "statgpu.h"
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+#include "core/pool.h"
+
+#include <stdlib.h>
 
 int sg_threads_default(void)
 {
-#ifdef _OPENMP
-    /* libgomp's default team size is OMP_NUM_THREADS where set, else the
-     * processors in this process's affinity mask (taskset, cgroups' cpusets). */
-    int count = omp_get_max_threads();
-#else
-    int count = 1;
-#endif
+    /* OMP_NUM_THREADS, the usual way to tell a program how many threads to
+     * use, where set (its first number); else the processors in this
+     * process's affinity mask (taskset, cgroups' cpusets). */
+    int count = 0;
+    const char *requested = getenv("OMP_NUM_THREADS");
+    if (requested != NULL) {
+        char *end = NULL;
+        long value = strtol(requested, &end, 10);
+        if (end != requested && value > 0)
+            count = value > STATGPU_MAX_THREAD_COUNT ? STATGPU_MAX_THREAD_COUNT : (int)value;
+    }
     if (count < 1)
-        count = 1;
+        count = sg_pool_processor_count();
     return count > STATGPU_MAX_THREAD_COUNT ? STATGPU_MAX_THREAD_COUNT : count;
 }
 
