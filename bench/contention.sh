@@ -3,7 +3,7 @@
 # CLI, default threads) started together, against the same N runs one after
 # another, for N = 1, 2, C/2, C and 2C on a machine of C cores. Prints a table
 # of total wall times; "together / in turn" at or below 1 is the goal. First,
-# the median of 5 lone runs of each kind.
+# the engine's time in a lone run of each kind (median of 9).
 #   bench/contention.sh [STATGPU-BINARY ...]   (default: build/bin/statgpu)
 # Several binaries (say, two versions) are measured side by side in one run.
 set -euo pipefail
@@ -40,18 +40,20 @@ one_run() {  # binary, index: alternate k-means and LTS
 }
 seconds() { date +%s.%N; }
 
-# A lone run of each kind, median of 5: what the machine gives one run.
-median_of_5() {  # binary, index
-  for ((r = 0; r < 5; ++r)); do
-    start=$(seconds); one_run "$1" "$2"
-    awk -v a="$(seconds)" -v b="$start" 'BEGIN { print a - b }'
-  done | sort -g | sed -n 3p
+# A lone run of each kind: the engine's time (the CLI's --time), median of 9.
+lone_median() {  # binary, index
+  for ((r = 0; r < 9; ++r)); do
+    if (( $2 % 2 == 0 )); then
+      "$1" kmeans 8 "$work/kmeans.csv" --backend cpu --restarts 3 --seed 0 --time 2>&1 >/dev/null
+    else
+      "$1" lts "$work/lts.csv" --backend cpu --y-column 5 --alpha 0.75 --seed 1 --time 2>&1 >/dev/null
+    fi | sed -n 's/.*computed in \([0-9.]*\) s.*/\1/p'
+  done | sort -g | sed -n 5p
 }
-printf '%-10s %12s %12s\n' version "k-means s" "LTS s"
+printf '%-10s %16s %16s\n' version "k-means engine s" "LTS engine s"
 for binary in "${binaries[@]}"; do
   label=$(basename "$(dirname "$(dirname "$binary")")")
-  one_run "$binary" 0; one_run "$binary" 1   # warm the page cache
-  printf '%-10s %12.3f %12.3f\n' "$label" "$(median_of_5 "$binary" 0)" "$(median_of_5 "$binary" 1)"
+  printf '%-10s %16.4f %16.4f\n' "$label" "$(lone_median "$binary" 0)" "$(lone_median "$binary" 1)"
 done
 echo
 
