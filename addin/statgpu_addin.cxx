@@ -5,7 +5,10 @@
 
 #include "calc_errors.hxx"
 #include "cells.hxx"
+#include "progress.hxx"
 #include "statgpu_functions.hxx"
+
+#include <com/sun/star/beans/XPropertySet.hpp>
 
 #include <com/sun/star/lang/XMultiServiceFactory.hpp>
 #include <com/sun/star/lang/XSingleServiceFactory.hpp>
@@ -112,14 +115,38 @@ template <typename Call> statgpu_status timedEngine(Call&& call)
 
 // Data: the numbers of a range; empty cells and text are skipped, as Calc's
 // MEDIAN, SMALL, LARGE and PERCENTILE.INC skip them inside a range.
-std::vector<double> readData(const Range& data)
+std::vector<double> readData(const Range& data, std::size_t more_cells = 0)
 {
     const auto start = std::chrono::steady_clock::now();
     std::vector<double> numbers;
+    numbers.reserve(cellCount(data) + more_cells);  // one allocation, however many arguments
     appendNumbers(data, kDataCells, kDataArgument, numbers);
     t_call_times.cells += cellCount(data);
     t_call_times.convert_seconds += secondsSince(start);
     return numbers;
+}
+
+// The cells of MEDIAN's further arguments that are ranges, for one allocation.
+std::size_t moreDataCells(const Sequence<Any>& more)
+{
+    std::size_t cells = 0;
+    for (const Any& argument : more)
+    {
+        // An Any holds a sequence by reference: peeking at it copies nothing.
+        if (argument.getValueType() == cppu::UnoType<Range>::get())
+            cells += cellCount(*static_cast<const Range*>(argument.getValue()));
+        else
+            cells += 1;
+    }
+    return cells;
+}
+
+// The numbers read from the cells, handed to the engine to select in place:
+// the add-in keeps the only copy of a large range (Calc's own is the
+// argument), and the engine makes none (STATGPU_MEMORY_HOST_SCRATCH).
+statgpu_vector scratchVector(std::vector<double>& numbers)
+{
+    return statgpu_vector{ numbers.data(), numbers.size(), STATGPU_DTYPE_FLOAT64, STATGPU_MEMORY_HOST_SCRATCH };
 }
 
 // MEDIAN's further arguments (Number 2, 3, ...), each as Calc hands an add-in
@@ -625,7 +652,57 @@ statgpu_backend backendFromEnvironment()
 
 } // namespace
 
+// Holds the engine for one call. A call from another thread waits its turn;
+// a call that comes back in on the thread that holds the engine (while a long
+// call lets the office handle input) fails at once, as #VALUE!, instead of
+// waiting for itself; Calc computes that cell again at the next recalculation.
+class EngineLock
+{
+public:
+    explicit EngineLock(StatGpuAddIn& addin)
+        : addin_(addin)
+    {
+        if (addin.engine_owner_.load() == std::this_thread::get_id())
+            raiseCalcError(CalcError::NoValue, "statgpu is busy with a long calculation in this window");
+        addin.engine_mutex_.lock();
+        addin.engine_owner_.store(std::this_thread::get_id());
+    }
+    ~EngineLock()
+    {
+        addin_.engine_owner_.store(std::thread::id());
+        addin_.engine_mutex_.unlock();
+    }
+    EngineLock(const EngineLock&) = delete;
+    EngineLock& operator=(const EngineLock&) = delete;
+
+private:
+    StatGpuAddIn& addin_;
+};
+
+// The progress of the engine call in flight, for the engine's callback.
+class ProgressScope
+{
+public:
+    ProgressScope(CallProgress*& slot, CallProgress& progress)
+        : slot_(slot)
+    {
+        slot_ = &progress;
+    }
+    ~ProgressScope() { slot_ = nullptr; }
+    ProgressScope(const ProgressScope&) = delete;
+    ProgressScope& operator=(const ProgressScope&) = delete;
+
+private:
+    CallProgress*& slot_;
+};
+
 // ---- Service boilerplate ----------------------------------------------------
+
+StatGpuAddIn::StatGpuAddIn(css::uno::Reference<css::uno::XComponentContext> context)
+    : component_context_(std::move(context))
+{
+}
+
 
 OUString StatGpuAddIn::implementationName() { return OUString::createFromAscii(kImplementationName); }
 
@@ -728,6 +805,8 @@ statgpu_context* StatGpuAddIn::engineContext()
     statgpu_context_params params;
     statgpu_context_params_init(&params);
     params.backend = backendFromEnvironment();
+    params.progress = CallProgress::engineCallback;
+    params.progress_user_data = &progress_slot_;
     statgpu_context* context = nullptr;
     checkEngineStatus(statgpu_context_create(&params, &context), nullptr);
     context_.reset(context);
@@ -739,24 +818,27 @@ statgpu_context* StatGpuAddIn::engineContext()
 double SAL_CALL StatGpuAddIn::gpuMedian(const Range& data, const Sequence<Any>& moreData)
 {
     return guarded([&] {
-        std::vector<double> numbers = readData(data);
+        std::vector<double> numbers = readData(data, moreDataCells(moreData));
         appendMoreData(moreData, numbers);
-        std::lock_guard<std::mutex> lock(engine_mutex_);
+        EngineLock lock(*this);
         statgpu_context* context = engineContext();
         double median = 0.0;
-        checkEngineStatus(timedEngine([&] { return statgpu_median(context, numbers.data(), numbers.size(), &median); }),
-                          context);
+        const statgpu_vector vector = scratchVector(numbers);
+        checkEngineStatus(timedEngine([&] { return statgpu_vector_median(context, &vector, &median); }), context);
         return finiteResult(median);
     });
 }
 
-double StatGpuAddIn::kthSmallest(const std::vector<double>& numbers, std::size_t rank)
+double StatGpuAddIn::kthSmallest(std::vector<double>& numbers, std::size_t rank)
 {
-    std::lock_guard<std::mutex> lock(engine_mutex_);
+    EngineLock lock(*this);
     statgpu_context* context = engineContext();
     double value = 0.0;
     checkEngineStatus(
-        timedEngine([&] { return statgpu_kth_smallest(context, numbers.data(), numbers.size(), rank, &value); }),
+        timedEngine([&] {
+            const statgpu_vector vector = scratchVector(numbers);
+            return statgpu_vector_select(context, &vector, &rank, 1, &value);
+        }),
         context);
     return finiteResult(value);
 }
@@ -764,7 +846,7 @@ double StatGpuAddIn::kthSmallest(const std::vector<double>& numbers, std::size_t
 double SAL_CALL StatGpuAddIn::gpuSmall(const Range& data, double k)
 {
     return guarded([&] {
-        const std::vector<double> numbers = readData(data);
+        std::vector<double> numbers = readData(data);
         return kthSmallest(numbers, readRank(k, numbers.size()));
     });
 }
@@ -772,7 +854,7 @@ double SAL_CALL StatGpuAddIn::gpuSmall(const Range& data, double k)
 double SAL_CALL StatGpuAddIn::gpuLarge(const Range& data, double k)
 {
     return guarded([&] {
-        const std::vector<double> numbers = readData(data);
+        std::vector<double> numbers = readData(data);
         // The k-th largest is the (n-k+1)-th smallest.
         return kthSmallest(numbers, numbers.size() - readRank(k, numbers.size()) + 1);
     });
@@ -781,7 +863,7 @@ double SAL_CALL StatGpuAddIn::gpuLarge(const Range& data, double k)
 Any SAL_CALL StatGpuAddIn::gpuQuantile(const Range& data, const Range& p)
 {
     return guarded([&] {
-        const std::vector<double> numbers = readData(data);
+        std::vector<double> numbers = readData(data);
 
         // p is one number (Calc hands it over as a 1 x 1 range) or a range of
         // them (an array formula over a range of p): then the result has the
@@ -797,12 +879,12 @@ Any SAL_CALL StatGpuAddIn::gpuQuantile(const Range& data, const Range& p)
             checkProbability(probability);
         std::vector<double> quantiles(probabilities.size());
         {
-            std::lock_guard<std::mutex> lock(engine_mutex_);
+            EngineLock lock(*this);
             statgpu_context* context = engineContext();
             checkEngineStatus(timedEngine([&] {
-                                  return statgpu_quantiles(context, numbers.data(), numbers.size(),
-                                                           probabilities.data(), probabilities.size(),
-                                                           quantiles.data());
+                                  const statgpu_vector vector = scratchVector(numbers);
+                                  return statgpu_vector_quantiles(context, &vector, probabilities.data(),
+                                                                  probabilities.size(), quantiles.data());
                               }),
                               context);
         }
@@ -827,8 +909,10 @@ std::unique_ptr<statgpu_kmeans_result, void (*)(statgpu_kmeans_result*)>
 StatGpuAddIn::fitKmeans(const std::vector<double>& values, std::size_t n_obs, std::size_t n_vars, std::size_t k,
                         const statgpu_kmeans_params& params)
 {
-    std::lock_guard<std::mutex> lock(engine_mutex_);
+    EngineLock lock(*this);
     statgpu_context* context = engineContext();
+    CallProgress progress(component_context_, "KMEANS");
+    ProgressScope scope(progress_slot_, progress);
     statgpu_kmeans_result* result = nullptr;
     checkEngineStatus(
         timedEngine([&] { return statgpu_kmeans(context, values.data(), n_obs, n_vars, n_obs, k, &params, &result); }),
@@ -863,8 +947,10 @@ std::unique_ptr<statgpu_lts_result, void (*)(statgpu_lts_result*)>
 StatGpuAddIn::fitLts(const std::vector<double>& y, const std::vector<double>& x, std::size_t n_obs,
                      std::size_t n_vars, const statgpu_lts_params& params)
 {
-    std::lock_guard<std::mutex> lock(engine_mutex_);
+    EngineLock lock(*this);
     statgpu_context* context = engineContext();
+    CallProgress progress(component_context_, "LTSFIT");
+    ProgressScope scope(progress_slot_, progress);
     statgpu_lts_result* result = nullptr;
     checkEngineStatus(
         timedEngine([&] { return statgpu_lts(context, y.data(), x.data(), n_obs, n_vars, n_obs, &params, &result); }),
@@ -897,7 +983,7 @@ Any SAL_CALL StatGpuAddIn::ltsFit(const Range& y, const Range& x, const Any& alp
 OUString SAL_CALL StatGpuAddIn::gpuInfo()
 {
     return guarded([&] {
-        std::lock_guard<std::mutex> lock(engine_mutex_);
+        EngineLock lock(*this);
         statgpu_context* context = engineContext();
         statgpu_backend_report report;
         checkEngineStatus(statgpu_context_backend_report(context, &report), context);
@@ -914,9 +1000,20 @@ OUString SAL_CALL StatGpuAddIn::gpuInfo()
 namespace
 {
 css::uno::Reference<css::uno::XInterface> SAL_CALL
-createStatGpuAddIn(const css::uno::Reference<css::lang::XMultiServiceFactory>&)
+createStatGpuAddIn(const css::uno::Reference<css::lang::XMultiServiceFactory>& service_manager)
 {
-    return static_cast<cppu::OWeakObject*>(new statgpu::addin::StatGpuAddIn());
+    // The office's component context, for the progress bar of long calls.
+    css::uno::Reference<css::uno::XComponentContext> context;
+    try
+    {
+        css::uno::Reference<css::beans::XPropertySet> properties(service_manager, css::uno::UNO_QUERY);
+        if (properties.is())
+            properties->getPropertyValue("DefaultContext") >>= context;
+    }
+    catch (const css::uno::Exception&)
+    {
+    }
+    return static_cast<cppu::OWeakObject*>(new statgpu::addin::StatGpuAddIn(context));
 }
 } // namespace
 

@@ -15,13 +15,19 @@
 #include <cppuhelper/implbase4.hxx>
 #include <org/statgpu/XStatGpu.hpp>
 
+#include <com/sun/star/uno/XComponentContext.hpp>
+
+#include <atomic>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 namespace statgpu::addin
 {
 using rtl::OUString;
+
+class CallProgress;
 
 struct ContextDestroyer
 {
@@ -34,7 +40,8 @@ class StatGpuAddIn final
                                    org::statgpu::XStatGpu>
 {
 public:
-    StatGpuAddIn() = default;
+    // context: the office's, for the progress bar of long calls; may be empty.
+    explicit StatGpuAddIn(css::uno::Reference<css::uno::XComponentContext> context);
 
     static OUString implementationName();
     static css::uno::Sequence<OUString> serviceNames();
@@ -79,8 +86,9 @@ public:
 private:
     // The engine context, created at first use; the caller holds engine_mutex_.
     statgpu_context* engineContext();
-    // The rank-th smallest of numbers (1 <= rank <= size), through the engine.
-    double kthSmallest(const std::vector<double>& numbers, std::size_t rank);
+    // The rank-th smallest of numbers (1 <= rank <= size), through the
+    // engine, which may reorder numbers instead of copying them.
+    double kthSmallest(std::vector<double>& numbers, std::size_t rank);
     // k-means of n_obs rows (column-major, leading dimension n_obs), through the engine.
     std::unique_ptr<statgpu_kmeans_result, void (*)(statgpu_kmeans_result*)>
     fitKmeans(const std::vector<double>& values, std::size_t n_obs, std::size_t n_vars, std::size_t k,
@@ -94,6 +102,15 @@ private:
     // One context for the whole component; the engine wants one per thread,
     // so every call holds the mutex while it uses the context.
     std::mutex engine_mutex_;
+    // The thread holding engine_mutex_: a call that comes back in on that
+    // thread (the office handles input while a long call shows its
+    // progress, and a recalculation may call a function again) must not
+    // wait for itself.
+    std::atomic<std::thread::id> engine_owner_{};
+    css::uno::Reference<css::uno::XComponentContext> component_context_;
+    // The progress of the engine call in flight, for the engine's callback.
+    CallProgress* progress_slot_ = nullptr;
+    friend class EngineLock;
     std::unique_ptr<statgpu_context, ContextDestroyer> context_;
 };
 

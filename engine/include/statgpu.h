@@ -180,8 +180,12 @@ typedef enum statgpu_dtype {
 } statgpu_dtype;
 
 typedef enum statgpu_memory {
-    STATGPU_MEMORY_HOST        = 0,  /* ordinary (or pinned) host memory */
-    STATGPU_MEMORY_CUDA_DEVICE = 1   /* memory of the context's CUDA device (cudaMalloc) */
+    STATGPU_MEMORY_HOST         = 0,  /* ordinary (or pinned) host memory */
+    STATGPU_MEMORY_CUDA_DEVICE  = 1,  /* memory of the context's CUDA device (cudaMalloc) */
+    STATGPU_MEMORY_HOST_SCRATCH = 2   /* host memory of float64 data that the caller gives up for
+                                         the call: the CPU backend selects in it instead of in a
+                                         copy (data must be writable; their contents afterwards
+                                         are unspecified). Float32 data are read as HOST. */
 } statgpu_memory;
 
 /* A read-only array of numbers, described, not owned. Data in device memory

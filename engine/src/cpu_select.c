@@ -212,28 +212,35 @@ static void sg_key_block(void *context, size_t block, int slot)
         pass->keys[i] = sg_key_at(pass->data, pass->dtype, i);
 }
 
+/* The ranks' keys of keys[0 .. count-1], which it reorders: a recursive
+ * multi-select around the sorted positions. */
+static statgpu_status sg_select_keys(uint64_t *keys, size_t count, const size_t *ranks, size_t rank_count,
+                                     double *results)
+{
+    size_t *positions = calloc(rank_count > 0 ? rank_count : 1, sizeof *positions);
+    if (positions == NULL)
+        return STATGPU_ERROR_OUT_OF_MEMORY;
+    for (size_t j = 0; j < rank_count; ++j)
+        positions[j] = ranks[j] - 1;
+    sg_multiselect(keys, 0, count, positions, rank_count);
+    for (size_t j = 0; j < rank_count; ++j)
+        results[j] = sg_double_from_key(keys[positions[j]]);
+    free(positions);
+    return STATGPU_OK;
+}
+
 static statgpu_status sg_select_by_copy(const void *data, statgpu_dtype dtype, size_t data_count,
                                         const size_t *ranks, size_t rank_count,
                                         double *results, int thread_count)
 {
     uint64_t *keys = malloc(data_count * sizeof *keys);
-    size_t *positions = malloc(rank_count * sizeof *positions);
-    if (keys == NULL || positions == NULL) {
-        free(keys);
-        free(positions);
+    if (keys == NULL)
         return STATGPU_ERROR_OUT_OF_MEMORY;
-    }
     sg_key_pass pass = { data, dtype, data_count, keys };
     sg_parallel_for(thread_count, (data_count + SG_PASS_BLOCK - 1) / SG_PASS_BLOCK, sg_key_block, &pass);
-    for (size_t j = 0; j < rank_count; ++j)
-        positions[j] = ranks[j] - 1;
-
-    sg_multiselect(keys, 0, data_count, positions, rank_count);
-    for (size_t j = 0; j < rank_count; ++j)
-        results[j] = sg_double_from_key(keys[positions[j]]);
+    statgpu_status status = sg_select_keys(keys, data_count, ranks, rank_count, results);
     free(keys);
-    free(positions);
-    return STATGPU_OK;
+    return status;
 }
 
 /* ------------------------------------------------------------ radix select */
@@ -302,9 +309,10 @@ static void sg_compact_chunk(void *context, size_t chunk, int slot)
     }
 }
 
-/* The rank-th smallest (1-based) of data, for large data. */
-static statgpu_status sg_radix_select(const void *data, statgpu_dtype dtype, size_t data_count, size_t rank,
-                                      int thread_count, double *result)
+/* The rank-th smallest (1-based) of data, for large data; keys, when not
+ * NULL, are the data's keys already, read instead of data. */
+static statgpu_status sg_radix_select(const void *data, statgpu_dtype dtype, const uint64_t *keys, size_t data_count,
+                                      size_t rank, int thread_count, double *result)
 {
     int chunk_count = thread_count;
     size_t *histograms = malloc((size_t)chunk_count * SG_BUCKET_COUNT * sizeof *histograms);
@@ -312,7 +320,7 @@ static statgpu_status sg_radix_select(const void *data, statgpu_dtype dtype, siz
         return STATGPU_ERROR_OUT_OF_MEMORY;
 
     uint64_t *buffer = NULL, *spare = NULL;
-    sg_radix_pass pass = { data, dtype, NULL, data_count, 0, 0, 64 - SG_DIGIT_BITS };
+    sg_radix_pass pass = { data, dtype, keys, data_count, 0, 0, 64 - SG_DIGIT_BITS };
     statgpu_status status = STATGPU_OK;
 
     for (;;) {
@@ -407,9 +415,54 @@ statgpu_status sg_cpu_select_ranks(const void *data, statgpu_dtype dtype, size_t
         return sg_select_by_copy(data, dtype, data_count, ranks, rank_count, results, thread_count);
 
     for (size_t j = 0; j < rank_count; ++j) {
-        statgpu_status status = sg_radix_select(data, dtype, data_count, ranks[j], thread_count, &results[j]);
+        statgpu_status status = sg_radix_select(data, dtype, NULL, data_count, ranks[j], thread_count, &results[j]);
         if (status != STATGPU_OK)
             return status;
     }
     return STATGPU_OK;
+}
+
+/* ------------------------------------------------------------ in place */
+
+typedef struct sg_key_in_place {
+    double *data;
+    size_t  count;
+} sg_key_in_place;
+
+/* Each double of the block becomes its key, in its own 8 bytes. */
+static void sg_key_in_place_block(void *context, size_t block, int slot)
+{
+    (void)slot;
+    const sg_key_in_place *work = context;
+    size_t begin = block * SG_PASS_BLOCK, end = begin + SG_PASS_BLOCK < work->count ? begin + SG_PASS_BLOCK : work->count;
+    for (size_t i = begin; i < end; ++i) {
+        double value;
+        memcpy(&value, &work->data[i], sizeof value);
+        uint64_t key = sg_key_from_double(value);
+        memcpy(&work->data[i], &key, sizeof key);
+    }
+}
+
+statgpu_status sg_cpu_select_ranks_in_place(double *data, size_t data_count, const size_t *ranks, size_t rank_count,
+                                            statgpu_select_method method, double *results, int thread_count)
+{
+    if (thread_count < 1)
+        thread_count = 1;
+    if (method == STATGPU_SELECT_SORT)
+        return sg_select_by_sort(data, STATGPU_DTYPE_FLOAT64, data_count, ranks, rank_count, results);
+    sg_key_in_place work = { data, data_count };
+    sg_parallel_for(thread_count, (data_count + SG_PASS_BLOCK - 1) / SG_PASS_BLOCK, sg_key_in_place_block, &work);
+    uint64_t *keys = (uint64_t *)(void *)data;
+    bool radix = method == STATGPU_SELECT_RADIX
+                 || (data_count >= SG_RADIX_MIN_COUNT && rank_count <= SG_RADIX_MAX_RANKS);
+    if (radix) {
+        for (size_t j = 0; j < rank_count; ++j) {
+            statgpu_status status = sg_radix_select(NULL, STATGPU_DTYPE_FLOAT64, keys, data_count, ranks[j],
+                                                    thread_count, &results[j]);
+            if (status != STATGPU_OK)
+                return status;
+        }
+        return STATGPU_OK;
+    }
+    return sg_select_keys(keys, data_count, ranks, rank_count, results);
 }

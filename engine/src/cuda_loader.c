@@ -123,7 +123,9 @@ statgpu_cuda_status sg_cuda_select(statgpu_context *context, const statgpu_vecto
                                    char *message, size_t message_bytes)
 {
     const statgpu_cuda_module_i *module = sg_cuda_module(NULL);
-    statgpu_cuda_array array = { data->data, data->count, (int)data->dtype, (int)data->memory };
+    /* Host scratch memory is host memory to the CUDA module: it copies it. */
+    int memory = data->memory == STATGPU_MEMORY_CUDA_DEVICE ? (int)STATGPU_MEMORY_CUDA_DEVICE : (int)STATGPU_MEMORY_HOST;
+    statgpu_cuda_array array = { data->data, data->count, (int)data->dtype, memory };
     statgpu_cuda_timing timing = { 0.0, 0.0 };
     statgpu_cuda_status status = module->select_ranks(context->cuda_state, &array, ranks, rank_count,
                                                       (int)context->params.select_method, results, &timing,

@@ -132,6 +132,13 @@ statgpu_status sg_cpu_select_ranks(const void *data, statgpu_dtype dtype, size_t
                                    const size_t *ranks, size_t rank_count, statgpu_select_method method,
                                    double *results, int thread_count);
 
+/* As sg_cpu_select_ranks for float64 data the caller gives up: the data
+ * become their keys in place and are selected there (no copy of them is
+ * made; a radix select still copies the shrinking candidates, at most half
+ * the data). The data's contents are unspecified afterwards. */
+statgpu_status sg_cpu_select_ranks_in_place(double *data, size_t data_count, const size_t *ranks, size_t rank_count,
+                                            statgpu_select_method method, double *results, int thread_count);
+
 /* ----- CPU k-means (kmeans_cpu.c) ----- */
 
 /* The data of a k-means call as the CPU passes read them. */

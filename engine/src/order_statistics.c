@@ -23,7 +23,8 @@ static statgpu_status sg_check_vector(statgpu_context *context, const statgpu_ve
         return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "the vector is NULL");
     if (data->dtype != STATGPU_DTYPE_FLOAT64 && data->dtype != STATGPU_DTYPE_FLOAT32)
         return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "unknown element type %d", (int)data->dtype);
-    if (data->memory != STATGPU_MEMORY_HOST && data->memory != STATGPU_MEMORY_CUDA_DEVICE)
+    if (data->memory != STATGPU_MEMORY_HOST && data->memory != STATGPU_MEMORY_CUDA_DEVICE
+        && data->memory != STATGPU_MEMORY_HOST_SCRATCH)
         return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "unknown memory kind %d", (int)data->memory);
     if (data->count == 0)
         return sg_fail(context, STATGPU_ERROR_EMPTY_INPUT, "the data hold no numbers");
@@ -91,9 +92,12 @@ static statgpu_status sg_select_ranks(statgpu_context *context, const statgpu_ve
                      status == STATGPU_CUDA_NO_DEVICE ? "unavailable" : "failed", message);
     }
 
-    statgpu_status status = sg_cpu_select_ranks(data->data, data->dtype, data->count, ranks, rank_count,
-                                                context->params.select_method, results,
-                                                context->cpu_thread_count);
+    statgpu_status status =
+        data->memory == STATGPU_MEMORY_HOST_SCRATCH && data->dtype == STATGPU_DTYPE_FLOAT64
+            ? sg_cpu_select_ranks_in_place((double *)(uintptr_t)data->data, data->count, ranks, rank_count,
+                                           context->params.select_method, results, context->cpu_thread_count)
+            : sg_cpu_select_ranks(data->data, data->dtype, data->count, ranks, rank_count,
+                                  context->params.select_method, results, context->cpu_thread_count);
     if (status != STATGPU_OK)
         return sg_fail(context, status, "could not allocate work space for %zu values", data->count);
     context->last_used = STATGPU_BACKEND_CPU;

@@ -70,6 +70,7 @@ def check(results, office, source_dir):
     del source_dir
     check_left_out_rows(results, office)
     check_arguments(results, office)
+    check_long_call_in_a_window(results, office)
 
 
 def check_left_out_rows(results, office):
@@ -218,3 +219,47 @@ def check_arguments(results, office):
                       all(kind == "value" for kind, _ in lts_values), repr(lts_values))
     finally:
         document.close(True)
+
+
+# ---- a long call in a window -------------------------------------------------------------
+
+LONG_ROWS = 20000
+LONG_FORMULA = '=KMEANS(A1:E%d;10;"summary";300;300;1)' % LONG_ROWS
+
+
+def long_call_data():
+    import random
+    generator = random.Random(3)
+    return tuple(tuple(generator.gauss(0.0, 1.0) + (row % 7) * 3.0 for _ in range(5)) for row in range(LONG_ROWS))
+
+
+def long_call_summary(office, hidden):
+    """The summary of a KMEANS that runs for about a second, and whether the
+    office's current frame was the document's while it ran."""
+    document = office.new_spreadsheet(hidden=hidden)
+    try:
+        sheet = document.Sheets.getByIndex(0)
+        sheet.getCellRangeByPosition(0, 0, 4, LONG_ROWS - 1).setDataArray(long_call_data())
+        frame = document.getCurrentController().getFrame()
+        in_front = office.desktop.getCurrentFrame() == frame
+        summary = sheet.getCellRangeByPosition(7, 0, 8, 8)
+        summary.setArrayFormula(LONG_FORMULA)
+        values = [outcome(summary.getCellByPosition(0, r)) for r in range(9)]
+        return values, in_front
+    finally:
+        document.close(True)
+
+
+def check_long_call_in_a_window(results, office):
+    """A call longer than CallProgress::kShowAfter in a document with a
+    window shows its progress in that window's status bar and lets the office
+    handle input while it runs (addin/progress.hxx); the result must be the
+    same bits as the same call in a hidden document, which has no status bar.
+    (Escape itself cannot be pressed here: a headless office only takes keys
+    posted by another thread, which waits for the call to end.)"""
+    hidden, _ = long_call_summary(office, hidden=True)
+    shown, in_front = long_call_summary(office, hidden=False)
+    results.check("a long KMEANS (about a second) in a window, with its progress in the status bar, gives the "
+                  "same summary as in a hidden document",
+                  in_front and shown == hidden and all(kind == "value" for kind, _ in shown),
+                  "window is current %r; %r against %r" % (in_front, shown, hidden))

@@ -298,9 +298,11 @@ class Session:
             raise RuntimeError("LibreOffice could not open %s" % path)
         return document
 
-    def new_spreadsheet(self):
+    def new_spreadsheet(self, hidden=True):
+        """A new spreadsheet; hidden=False gives it a window (a frame with a
+        status bar), as a user's document has, even in a headless office."""
         return self.desktop.loadComponentFromURL("private:factory/scalc", "_blank", 0,
-                                                 self._properties(Hidden=True))
+                                                 self._properties(Hidden=hidden))
 
     def store(self, document, path, filter_name="calc8"):
         """Stores document as path (ODF spreadsheet by default)."""
