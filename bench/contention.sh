@@ -39,6 +39,8 @@ one_run() {  # binary, index: alternate k-means and LTS
   fi
 }
 seconds() { date +%s.%N; }
+# A binary's label: the two folders above its bin/ (before-pool/build, main/build).
+label_of() { local build; build=$(dirname "$(dirname "$1")"); echo "$(basename "$(dirname "$build")")/$(basename "$build")"; }
 
 # A lone run of each kind: the engine's time (the CLI's --time), median of 9.
 lone_median() {  # binary, index
@@ -50,17 +52,17 @@ lone_median() {  # binary, index
     fi | sed -n 's/.*computed in \([0-9.]*\) s.*/\1/p'
   done | sort -g | sed -n 5p
 }
-printf '%-10s %16s %16s\n' version "k-means engine s" "LTS engine s"
+printf '%-24s %16s %16s\n' version "k-means engine s" "LTS engine s"
 for binary in "${binaries[@]}"; do
-  label=$(basename "$(dirname "$(dirname "$binary")")")
-  printf '%-10s %16.4f %16.4f\n' "$label" "$(lone_median "$binary" 0)" "$(lone_median "$binary" 1)"
+  label=$(label_of "$binary")
+  printf '%-24s %16.4f %16.4f\n' "$label" "$(lone_median "$binary" 0)" "$(lone_median "$binary" 1)"
 done
 echo
 
 counts=(1 2 $(( cores / 2 > 2 ? cores / 2 : 3 )) "$cores" $(( 2 * cores )))
-printf '%-10s %4s %12s %12s %8s\n' version N "together s" "in turn s" ratio
+printf '%-24s %4s %12s %12s %8s\n' version N "together s" "in turn s" ratio
 for binary in "${binaries[@]}"; do
-  label=$(basename "$(dirname "$(dirname "$binary")")")
+  label=$(label_of "$binary")
   one_run "$binary" 0; one_run "$binary" 1   # warm the page cache
   for n in "${counts[@]}"; do
     start=$(seconds)
@@ -70,6 +72,6 @@ for binary in "${binaries[@]}"; do
     start=$(seconds)
     for ((i = 0; i < n; ++i)); do one_run "$binary" "$i"; done
     in_turn=$(awk -v a="$(seconds)" -v b="$start" 'BEGIN { print a - b }')
-    printf '%-10s %4d %12.2f %12.2f %8.2f\n' "$label" "$n" "$together" "$in_turn" "$(awk -v a="$together" -v b="$in_turn" 'BEGIN { print a / b }')"
+    printf '%-24s %4d %12.2f %12.2f %8.2f\n' "$label" "$n" "$together" "$in_turn" "$(awk -v a="$together" -v b="$in_turn" 'BEGIN { print a / b }')"
   done
 done
