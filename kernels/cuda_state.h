@@ -6,7 +6,7 @@
 #ifndef STATGPU_KERNELS_CUDA_STATE_H
 #define STATGPU_KERNELS_CUDA_STATE_H
 
-#include "cuda_module.h"
+#include "backend/cuda_module.h"
 
 #include <cuda_runtime.h>
 

@@ -10,7 +10,7 @@
  * STATGPU_CUDA_NO_DEVICE. Nothing here prints, aborts or resets the device:
  * the module runs inside the user's spreadsheet.
  */
-#include "cuda_module.h"
+#include "backend/cuda_module.h"
 #include "cuda_state.h"
 
 #include <cuda_runtime.h>

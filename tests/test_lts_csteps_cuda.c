@@ -25,7 +25,7 @@
 
 #include <cmocka.h>
 
-#include "cuda_module.h"
+#include "backend/cuda_module.h"
 #include "test_support.h"
 
 static const statgpu_cuda_module_i *g_module;

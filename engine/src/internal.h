@@ -7,7 +7,7 @@
 #define STATGPU_INTERNAL_H
 
 #include "statgpu.h"
-#include "cuda_module.h"
+#include "backend/cuda_module.h"
 
 #include <stdbool.h>
 
@@ -43,7 +43,7 @@ statgpu_status sg_succeed(statgpu_context *context);
 /* Asks the progress callback, if any; returns true when the caller cancelled. */
 bool sg_progress_cancelled(statgpu_context *context, double fraction_done);
 
-/* ----- CUDA backend (cuda_loader.c) ----- */
+/* ----- CUDA backend (backend/cuda_loader.c) ----- */
 
 /* The process-wide module table, loaded once; NULL when unavailable, with the
  * reason in *reason (static storage). */
@@ -56,11 +56,15 @@ bool sg_cuda_ensure(statgpu_context *context);
 /* Releases the context's device state. */
 void sg_cuda_release(statgpu_context *context);
 
-/* Order statistics on the context's device (sg_cuda_ensure() must have
- * succeeded): ranks ascending and distinct. */
+/* Order statistics on the context's device (methods/order_statistics_cuda.c;
+ * sg_cuda_ensure() must have succeeded): ranks ascending and distinct. */
 statgpu_cuda_status sg_cuda_select(statgpu_context *context, const statgpu_vector *data,
                                    const size_t *ranks, size_t rank_count, double *results,
                                    char *message, size_t message_bytes);
+
+/* ----- which backend runs a call (backend/dispatch.c) ----- */
+
+#include "backend/dispatch.h"
 
 /* ----- random streams (k-means and LTS) ----- */
 
@@ -209,7 +213,7 @@ statgpu_status sg_cpu_kmeans_lloyd(const sg_kmeans_problem *problem, sg_kmeans_w
                                    size_t max_iterations, double absolute_tolerance,
                                    const sg_kmeans_progress *progress, sg_kmeans_run *run);
 
-/* ----- k-means on the CUDA backend (cuda_loader.c; sg_cuda_ensure() must
+/* ----- k-means on the CUDA backend (methods/kmeans_cuda.c; sg_cuda_ensure() must
  * have succeeded). Timings are added to *timing. ----- */
 
 /* Copies the problem's data to the device for the runs that follow. */

@@ -271,16 +271,6 @@ static statgpu_status sg_kmeans_make_runs(statgpu_context *context, sg_kmeans_ru
     return STATGPU_OK;
 }
 
-/* Lloyd's iterations go to the GPU when the context asks for CUDA, or leaves
- * the choice to the engine and the work per iteration is large. */
-static bool sg_kmeans_wants_cuda(const statgpu_context *context, const sg_kmeans_problem *problem)
-{
-    if (context->params.backend == STATGPU_BACKEND_CUDA)
-        return true;
-    return context->params.backend == STATGPU_BACKEND_AUTO
-           && (double)problem->n_obs * (double)problem->n_vars * (double)problem->k >= SG_KMEANS_AUTO_CUDA_MIN_WORK;
-}
-
 statgpu_status statgpu_kmeans(statgpu_context *context, const double *data, size_t n_obs, size_t n_vars,
                               size_t ld, size_t k, const statgpu_kmeans_params *params,
                               statgpu_kmeans_result **out_result)
@@ -355,26 +345,26 @@ statgpu_status statgpu_kmeans(statgpu_context *context, const double *data, size
     /* The backend: CUDA where wanted and usable, else the CPU; a CUDA failure
      * (no device, out of device memory, any CUDA error) runs the whole call
      * again on the CPU and the report's note says why. */
-    context->note[0] = '\0';
-    context->last_transfer_seconds = context->last_compute_seconds = 0.0;
+    /* Lloyd's iterations go to the GPU where the dispatch rule says (the
+     * work of an assignment pass is about n_obs x n_vars x k); a CUDA failure
+     * during the runs runs them all again on the CPU. */
+    sg_dispatch_begin(context);
     bool on_cuda = false;
-    if (sg_kmeans_wants_cuda(context, &problem)) {
+    double work = (double)problem.n_obs * (double)problem.n_vars * (double)problem.k;
+    if (sg_dispatch_wants_cuda(context, work, SG_KMEANS_AUTO_CUDA_MIN_WORK, false)) {
         statgpu_cuda_status cuda_status = STATGPU_CUDA_NO_DEVICE;
-        if (sg_cuda_ensure(context))
+        if (sg_dispatch_cuda_ready(context, runs.message, sizeof runs.message))
             cuda_status = sg_cuda_kmeans_begin(context, &problem, &runs.session, &runs.timing, runs.message,
                                                sizeof runs.message);
-        else
-            snprintf(runs.message, sizeof runs.message, "%s", context->cuda_unavailable);
         on_cuda = cuda_status == STATGPU_CUDA_OK;
-        if (!on_cuda && (cuda_status != STATGPU_CUDA_NO_DEVICE || context->params.backend == STATGPU_BACKEND_CUDA))
-            snprintf(context->note, sizeof context->note, "CUDA %s (%s); ran on the CPU",
-                     cuda_status == STATGPU_CUDA_NO_DEVICE ? "unavailable" : "failed", runs.message);
+        if (!on_cuda)
+            sg_dispatch_note_cpu(context, cuda_status, runs.message, "k-means");
     }
     status = sg_kmeans_make_runs(context, &runs, &best, &trial);
     sg_cuda_kmeans_end(runs.session);
     runs.session = NULL;
     if (status == STATGPU_ERROR_BACKEND) {
-        snprintf(context->note, sizeof context->note, "CUDA failed (%s); ran on the CPU", runs.message);
+        sg_dispatch_note_cpu(context, STATGPU_CUDA_ERROR, runs.message, "k-means");
         on_cuda = false;
         status = sg_kmeans_make_runs(context, &runs, &best, &trial);
     }
@@ -404,11 +394,8 @@ statgpu_status statgpu_kmeans(statgpu_context *context, const double *data, size
     }
     best->restart_count = runs.run_count;
     best->init = init;
-    context->last_used = on_cuda ? STATGPU_BACKEND_CUDA : STATGPU_BACKEND_CPU;
-    if (on_cuda) {
-        context->last_transfer_seconds = runs.timing.transfer_seconds;
-        context->last_compute_seconds = runs.timing.compute_seconds;
-    }
+    sg_dispatch_ran(context, on_cuda ? STATGPU_BACKEND_CUDA : STATGPU_BACKEND_CPU, runs.timing.transfer_seconds,
+                    runs.timing.compute_seconds);
     *out_result = best;
     best = NULL;
     status = sg_succeed(context);

@@ -65,31 +65,25 @@ static statgpu_status sg_select_ranks(statgpu_context *context, const statgpu_ve
     if (!on_device && sg_cpu_has_nan(data->data, data->dtype, data->count, context->cpu_thread_count))
         return sg_fail(context, STATGPU_ERROR_NAN_IN_DATA, "the data contain NaN");
 
-    context->note[0] = '\0';
-    context->last_transfer_seconds = context->last_compute_seconds = 0.0;
-    bool want_cuda = on_device || context->params.backend == STATGPU_BACKEND_CUDA
-                     || (context->params.backend == STATGPU_BACKEND_AUTO && data->count >= SG_AUTO_CUDA_MIN_COUNT);
-    if (want_cuda) {
+    sg_dispatch_begin(context);
+    if (sg_dispatch_wants_cuda(context, (double)data->count, (double)SG_AUTO_CUDA_MIN_COUNT, on_device)) {
         char message[256] = "";
         statgpu_cuda_status status = STATGPU_CUDA_NO_DEVICE;
         if (context->params.backend == STATGPU_BACKEND_CPU && on_device)
             snprintf(message, sizeof message, "the context asks for the CPU backend");
-        else if (sg_cuda_ensure(context))
+        else if (sg_dispatch_cuda_ready(context, message, sizeof message))
             status = sg_cuda_select(context, data, ranks, rank_count, results, message, sizeof message);
-        else
-            snprintf(message, sizeof message, "%s", context->cuda_unavailable);
 
         if (status == STATGPU_CUDA_OK) {
-            context->last_used = STATGPU_BACKEND_CUDA;
+            sg_dispatch_ran(context, STATGPU_BACKEND_CUDA, context->last_transfer_seconds,
+                            context->last_compute_seconds);
             return STATGPU_OK;
         }
         if (status == STATGPU_CUDA_NAN_IN_DATA)
             return sg_fail(context, STATGPU_ERROR_NAN_IN_DATA, "the data contain NaN");
         if (on_device)
             return sg_fail(context, STATGPU_ERROR_BACKEND, "data in device memory need CUDA: %s", message);
-        if (status != STATGPU_CUDA_NO_DEVICE || context->params.backend == STATGPU_BACKEND_CUDA)
-            snprintf(context->note, sizeof context->note, "CUDA %s (%s); ran on the CPU",
-                     status == STATGPU_CUDA_NO_DEVICE ? "unavailable" : "failed", message);
+        sg_dispatch_note_cpu(context, status, message, NULL);
     }
 
     statgpu_status status =
@@ -100,7 +94,7 @@ static statgpu_status sg_select_ranks(statgpu_context *context, const statgpu_ve
                                   context->params.select_method, results, context->cpu_thread_count);
     if (status != STATGPU_OK)
         return sg_fail(context, status, "could not allocate work space for %zu values", data->count);
-    context->last_used = STATGPU_BACKEND_CPU;
+    sg_dispatch_ran(context, STATGPU_BACKEND_CPU, 0.0, 0.0);
     if (sg_progress_cancelled(context, 1.0))
         return sg_fail(context, STATGPU_ERROR_CANCELLED, "cancelled");
     return STATGPU_OK;

@@ -21,6 +21,8 @@
 #include "internal.h"
 #include "core/pool.h"
 #include "core/units.h"
+#include "math/dense.h"
+#include "math/distributions.h"
 
 #include <float.h>
 #include <math.h>
@@ -90,9 +92,6 @@
  * relative to the response's robust scale. */
 #define SG_LTS_EXACT_FIT_TOLERANCE 1e-7
 
-/* Rows per independent Householder QR in the chunked least squares. */
-#define SG_LTS_QR_CHUNK_ROWS ((size_t)2048)
-
 #define SG_LTS_PARAMS_MIN_BYTES (offsetof(statgpu_lts_params, seed) + sizeof(uint64_t))
 
 /* ================================================================ small maths */
@@ -104,41 +103,6 @@ static uint64_t sg_lts_stream(uint64_t context_seed, uint64_t call_seed, size_t 
     return sg_derive_stream(context_seed, call_seed, 0x8CB92BA72F3D8DD7ull, index);
 }
 
-/* The standard normal quantile: Wichura's AS 241 (PPND16), about 1e-16
- * relative accuracy, as R's qnorm. */
-static double sg_qnorm(double p)
-{
-    double q = p - 0.5, r, value;
-    if (fabs(q) <= 0.425) {
-        r = 0.180625 - q * q;
-        return q * (((((((r * 2509.0809287301226727 + 33430.575583588128105) * r + 67265.770927008700853) * r
-                        + 45921.953931549871457) * r + 13731.693765509461125) * r + 1971.5909503065514427) * r
-                     + 133.14166789178437745) * r + 3.387132872796366608)
-               / (((((((r * 5226.495278852545925 + 28729.085735721942674) * r + 39307.89580009271061) * r
-                      + 21213.794301586595867) * r + 5394.1960214247511077) * r + 687.1870074920579083) * r
-                   + 42.313330701600911252) * r + 1.0);
-    }
-    r = q < 0 ? p : 1.0 - p;
-    r = sqrt(-log(r));
-    if (r <= 5.0) {
-        r -= 1.6;
-        value = (((((((r * 7.7454501427834140764e-4 + 0.0227238449892691845833) * r + 0.24178072517745061177) * r
-                     + 1.27045825245236838258) * r + 3.64784832476320460504) * r + 5.7694972214606914055) * r
-                  + 4.6303378461565452959) * r + 1.42343711074968357734)
-                / (((((((r * 1.05075007164441684324e-9 + 5.475938084995344946e-4) * r + 0.0151986665636164571966) * r
-                       + 0.14810397642748007459) * r + 0.68976733498510000455) * r + 1.6763848301838038494) * r
-                    + 2.05319162663775882187) * r + 1.0);
-    } else {
-        r -= 5.0;
-        value = (((((((r * 2.01033439929228813265e-7 + 2.71155556874348757815e-5) * r + 0.0012426609473880784386) * r
-                     + 0.026532189526576123093) * r + 0.29656057182850489123) * r + 1.7848265399172913358) * r
-                  + 5.4637849111641143699) * r + 6.6579046435011037772)
-                / (((((((r * 2.04426310338993978564e-15 + 1.4215117583164458887e-7) * r + 1.8463183175100546818e-5) * r
-                       + 7.868691311456132591e-4) * r + 0.0148753612908506148525) * r + 0.13692988092273580531) * r
-                    + 0.59983220655588793769) * r + 1.0);
-    }
-    return q < 0 ? -value : value;
-}
 
 static double sg_dnorm(double x) { return exp(-0.5 * x * x) / sqrt(2.0 * 3.14159265358979323846); }
 
@@ -246,273 +210,6 @@ static double sg_lts_small_sample(size_t p_total, int intercept, size_t n_obs, d
     fp = alpha <= 0.875 ? fp500 + (fp875 - fp500) / 0.375 * (alpha - 0.5)
                         : fp875 + (1 - fp875) / 0.125 * (alpha - 0.875);
     return 1.0 / fp;
-}
-
-/* =========================================================== linear algebra */
-
-/* Householder QR with dependent columns dropped, in place on a (rows x
- * cols+1, column-major, leading dimension lda): the last column is the
- * right-hand side. A column whose remaining norm is at most tolerance times
- * norms[j] (its norm in the original problem; computed here when NULL) is
- * dependent on the kept ones before it: its coefficient is 0, as R's lm.fit
- * gives NA. Writes coef (cols) and returns the number of kept columns. */
-static size_t sg_qr_solve(double *a, size_t rows, size_t cols, size_t lda, double tolerance,
-                          const double *norms, double *coef, bool *kept)
-{
-    size_t rank = 0;
-    size_t kept_index[64];
-    size_t *index = cols <= 64 ? kept_index : malloc(cols * sizeof *index);
-    if (index == NULL)
-        return 0;
-    for (size_t j = 0; j < cols; ++j) {
-        double *column = a + lda * j;
-        double original = 0.0;
-        if (norms != NULL)
-            original = norms[j];
-        double tail = 0.0;
-        for (size_t i = rank; i < rows; ++i)
-            tail += column[i] * column[i];
-        tail = sqrt(tail);
-        if (norms == NULL) {
-            /* Before any reflection touched it the column is original;
-             * afterwards the rows above `rank` still hold its projection. */
-            double head = 0.0;
-            for (size_t i = 0; i < rank; ++i)
-                head += column[i] * column[i];
-            original = sqrt(head + tail * tail);
-        }
-        bool independent = rank < rows && tail > tolerance * original && tail > 0.0;
-        kept[j] = independent;
-        coef[j] = 0.0;
-        if (!independent)
-            continue;
-        /* Reflect rows rank.. of this column onto its first entry. */
-        double alpha = column[rank] > 0 ? -tail : tail;
-        double v0 = column[rank] - alpha;
-        double beta = tail * tail - column[rank] * alpha;  /* = v^T v / 2 */
-        for (size_t c = j + 1; c <= cols; ++c) {
-            double *target = a + lda * c;
-            double dot = v0 * target[rank];
-            for (size_t i = rank + 1; i < rows; ++i)
-                dot += column[i] * target[i];
-            double scale = dot / beta;
-            target[rank] -= scale * v0;
-            for (size_t i = rank + 1; i < rows; ++i)
-                target[i] -= scale * column[i];
-        }
-        column[rank] = alpha;
-        for (size_t i = rank + 1; i < rows; ++i)
-            column[i] = 0.0;
-        index[rank++] = j;
-    }
-    /* Back substitution over the kept columns. */
-    const double *rhs = a + lda * cols;
-    for (size_t r = rank; r-- > 0;) {
-        double sum = rhs[r];
-        for (size_t s = r + 1; s < rank; ++s)
-            sum -= a[r + lda * index[s]] * coef[index[s]];
-        coef[index[r]] = sum / a[r + lda * index[r]];
-    }
-    if (index != kept_index)
-        free(index);
-    return rank;
-}
-
-/* Reduces a (rows x width, column-major, leading dimension lda) in place to
- * its triangular factor R (the first min(rows, width) rows), no columns
- * dropped: a zero column is simply left alone. */
-static void sg_qr_reduce(double *a, size_t rows, size_t width, size_t lda)
-{
-    size_t steps = rows < width ? rows : width;
-    for (size_t j = 0; j < steps; ++j) {
-        double *column = a + lda * j;
-        double norm = 0.0;
-        for (size_t i = j; i < rows; ++i)
-            norm += column[i] * column[i];
-        norm = sqrt(norm);
-        if (norm == 0.0)
-            continue;
-        double alpha = column[j] > 0 ? -norm : norm;
-        double v0 = column[j] - alpha;
-        double beta = norm * norm - column[j] * alpha;
-        for (size_t c = j + 1; c < width; ++c) {
-            double *target = a + lda * c;
-            double dot = v0 * target[j];
-            for (size_t i = j + 1; i < rows; ++i)
-                dot += column[i] * target[i];
-            double scale = dot / beta;
-            target[j] -= scale * v0;
-            for (size_t i = j + 1; i < rows; ++i)
-                target[i] -= scale * column[i];
-        }
-        column[j] = alpha;
-        for (size_t i = j + 1; i < rows; ++i)
-            column[i] = 0.0;
-    }
-}
-
-/* Least squares of y on the design (n x p, leading dimension n) over the
- * listed rows (all rows when rows == NULL), by Householder QR of fixed
- * chunks of rows (in parallel) whose triangular factors are then stacked
- * and reduced in chunk order: the same bits at any thread count. Writes
- * coef (p), kept (p) and, when rss is not NULL, the residual sum of squares.
- * Returns the rank, or (size_t)-1 when out of memory. */
-/* The chunks of a least-squares fit, each reduced to its R factor. */
-typedef struct sg_qr_chunks {
-    const double *x, *y;
-    size_t        n, p;
-    const size_t *rows;
-    size_t        row_count;
-    double       *factors;        /* chunk_count x width x width */
-    double       *blocks;         /* per thread: the chunk's rows, then its reduction */
-    size_t        block_doubles;
-} sg_qr_chunks;
-
-static void sg_qr_chunk(void *context, size_t c, int slot)
-{
-    const sg_qr_chunks *work = context;
-    size_t p = work->p, width = p + 1;
-    double *block = work->blocks + (size_t)slot * work->block_doubles;
-    size_t begin = c * SG_LTS_QR_CHUNK_ROWS;
-    size_t end = begin + SG_LTS_QR_CHUNK_ROWS < work->row_count ? begin + SG_LTS_QR_CHUNK_ROWS : work->row_count;
-    size_t m = end - begin, ld = SG_LTS_QR_CHUNK_ROWS;
-    for (size_t v = 0; v <= p; ++v) {
-        const double *source = v < p ? work->x + work->n * v : work->y;
-        double *target = block + ld * v;
-        for (size_t r = 0; r < m; ++r)
-            target[r] = source[work->rows ? work->rows[begin + r] : begin + r];
-    }
-    sg_qr_reduce(block, m, width, ld);
-    double *factor = work->factors + c * width * width;
-    for (size_t v = 0; v < width; ++v)
-        for (size_t r = 0; r <= v && r < m; ++r)
-            factor[r + width * v] = block[r + ld * v];
-}
-
-static size_t sg_lts_least_squares(const double *x, const double *y, size_t n, size_t p, const size_t *rows,
-                                   size_t row_count, int thread_count, double *coef, bool *kept, double *rss)
-{
-    size_t width = p + 1;
-    size_t chunk_count = (row_count + SG_LTS_QR_CHUNK_ROWS - 1) / SG_LTS_QR_CHUNK_ROWS;
-    if (chunk_count == 0)
-        chunk_count = 1;
-    double *factors = calloc(chunk_count * width * width, sizeof *factors);
-    double *norms = calloc(width, sizeof *norms);
-    double *stack = malloc(2 * width * width * sizeof *stack);
-    int team = thread_count > 0 ? thread_count : 1;
-    if ((size_t)team > chunk_count)
-        team = (int)chunk_count;
-    size_t block_doubles = (SG_LTS_QR_CHUNK_ROWS + width) * width;
-    double *blocks = malloc((size_t)team * block_doubles * sizeof *blocks);
-    bool failed = factors == NULL || norms == NULL || stack == NULL || blocks == NULL;
-    if (!failed) {
-        sg_qr_chunks work = { x, y, n, p, rows, row_count, factors, blocks, block_doubles };
-        sg_parallel_for(team, chunk_count, sg_qr_chunk, &work);
-    }
-    free(blocks);
-    if (failed) {
-        free(factors);
-        free(norms);
-        free(stack);
-        return (size_t)-1;
-    }
-    /* Column norms of the augmented rows: those of the stacked factors. */
-    for (size_t c = 0; c < chunk_count; ++c)
-        for (size_t v = 0; v < width; ++v)
-            for (size_t r = 0; r <= v; ++r) {
-                double value = factors[c * width * width + r + width * v];
-                norms[v] += value * value;
-            }
-    for (size_t v = 0; v < width; ++v)
-        norms[v] = sqrt(norms[v]);
-    /* Fold the chunks' factors in order: R = qr([R; R_c]). */
-    double *total = factors;  /* chunk 0's factor */
-    for (size_t c = 1; c < chunk_count; ++c) {
-        for (size_t v = 0; v < width; ++v) {
-            for (size_t r = 0; r < width; ++r) {
-                stack[r + 2 * width * v] = total[r + width * v];
-                stack[width + r + 2 * width * v] = factors[c * width * width + r + width * v];
-            }
-        }
-        sg_qr_reduce(stack, 2 * width, width, 2 * width);
-        for (size_t v = 0; v < width; ++v)
-            for (size_t r = 0; r < width; ++r)
-                total[r + width * v] = r <= v ? stack[r + 2 * width * v] : 0.0;
-    }
-    size_t rank = sg_qr_solve(total, width, p, width, SG_LTS_QR_TOLERANCE, norms, coef, kept);
-    if (rss != NULL) {
-        /* What the kept columns leave of y: rows rank.. of the last column. */
-        double sum = 0.0;
-        for (size_t r = rank; r < width; ++r)
-            sum += total[r + width * p] * total[r + width * p];
-        *rss = sum;
-    }
-    free(factors);
-    free(norms);
-    free(stack);
-    return rank;
-}
-
-/* Solves gram coef = xty (p x p, symmetric) by Cholesky, dropping a column
- * whose pivot falls to SG_LTS_CHOLESKY_TOLERANCE of its diagonal: the
- * least-squares solution on the independent columns. work holds p*p.
- * Returns false when the solution is not finite or absurdly large. */
-static bool sg_lts_solve_normal(const double *gram, const double *xty, size_t p, double *work, double *coef)
-{
-    bool dropped[64];
-    bool *drop = p <= 64 ? dropped : malloc(p * sizeof *drop);
-    if (drop == NULL)
-        return false;
-    double *l = work;
-    for (size_t j = 0; j < p; ++j) {
-        double diagonal = gram[j + p * j];
-        double d = diagonal;
-        for (size_t k = 0; k < j; ++k)
-            if (!drop[k])
-                d -= l[j + p * k] * l[j + p * k];
-        drop[j] = !(diagonal > 0.0) || !(d > SG_LTS_CHOLESKY_TOLERANCE * diagonal);
-        double root = drop[j] ? 0.0 : sqrt(d);
-        l[j + p * j] = root;
-        for (size_t i = j + 1; i < p; ++i) {
-            if (drop[j]) {
-                l[i + p * j] = 0.0;
-                continue;
-            }
-            double s = gram[i + p * j];
-            for (size_t k = 0; k < j; ++k)
-                if (!drop[k])
-                    s -= l[i + p * k] * l[j + p * k];
-            l[i + p * j] = s / root;
-        }
-    }
-    /* L z = xty, then L^T coef = z, over the kept columns. */
-    for (size_t i = 0; i < p; ++i) {
-        if (drop[i]) {
-            coef[i] = 0.0;
-            continue;
-        }
-        double s = xty[i];
-        for (size_t k = 0; k < i; ++k)
-            if (!drop[k])
-                s -= l[i + p * k] * coef[k];
-        coef[i] = s / l[i + p * i];
-    }
-    for (size_t i = p; i-- > 0;) {
-        if (drop[i])
-            continue;
-        double s = coef[i];
-        for (size_t k = i + 1; k < p; ++k)
-            if (!drop[k])
-                s -= l[k + p * i] * coef[k];
-        coef[i] = s / l[i + p * i];
-    }
-    bool ok = true;
-    for (size_t i = 0; i < p; ++i)
-        if (!(fabs(coef[i]) <= SG_LTS_MAX_COEFFICIENT))
-            ok = false;
-    if (drop != dropped)
-        free(drop);
-    return ok;
 }
 
 /* ============================================================== the backends */
@@ -781,8 +478,9 @@ static statgpu_status sg_two_csteps(const sg_lts_search *search, sg_lts_stage *s
                 batch->best_value[j] = value;
                 memcpy(batch->best_coef + p * j, batch->coef + p * j, p * sizeof(double));
             }
-            if (!last && !sg_lts_solve_normal(batch->gram + p * p * j, batch->xty + p * j, p, batch->work,
-                                              batch->next + p * j))
+            if (!last && !sg_solve_normal_equations(batch->gram + p * p * j, batch->xty + p * j, p,
+                                                    SG_LTS_CHOLESKY_TOLERANCE, SG_LTS_MAX_COEFFICIENT, batch->work,
+                                                    batch->next + p * j))
                 memcpy(batch->next + p * j, batch->coef + p * j, p * sizeof(double));
         }
         if (!last)
@@ -899,8 +597,9 @@ static statgpu_status sg_lts_converge(sg_lts_search *search, sg_lts_stage *stage
                 ++list->steps[i];
             }
             list->value[i] = value;
-            if (last || !sg_lts_solve_normal(batch.gram + p * p * a, batch.xty + p * a, p, batch.work,
-                                             batch.next + p * i))
+            if (last || !sg_solve_normal_equations(batch.gram + p * p * a, batch.xty + p * a, p,
+                                                   SG_LTS_CHOLESKY_TOLERANCE, SG_LTS_MAX_COEFFICIENT, batch.work,
+                                                   batch.next + p * i))
                 continue;
             active[still++] = i;
         }
@@ -1288,7 +987,8 @@ static statgpu_status sg_lts_prepare(statgpu_context *context, const double *y, 
             goto done;
         }
     }
-    size_t rank = sg_lts_least_squares(data->z, data->zy, n, p, NULL, n, threads, coef, kept, NULL);
+    size_t rank = sg_least_squares_rows(data->z, data->zy, n, p, NULL, n, SG_LTS_QR_TOLERANCE, threads, coef, kept,
+                                        NULL);
     if (rank == (size_t)-1)
         goto out_of_memory;
     if (rank < p) {
@@ -1454,8 +1154,8 @@ static statgpu_status sg_lts_run_search(sg_lts_search *search, sg_lts_evaluator 
          * from the least-squares fit of all rows instead. */
         bool *kept = malloc(p * sizeof *kept);
         double *coef = malloc(p * sizeof *coef);
-        size_t rank = kept && coef ? sg_lts_least_squares(search->z, search->zy, n, p, NULL, n, threads, coef,
-                                                          kept, NULL)
+        size_t rank = kept && coef ? sg_least_squares_rows(search->z, search->zy, n, p, NULL, n, SG_LTS_QR_TOLERANCE,
+                                                           threads, coef, kept, NULL)
                                    : (size_t)-1;
         if (rank != (size_t)-1)
             sg_candidates_offer(&list, coef, INFINITY, 0, 0);
@@ -1506,15 +1206,12 @@ static void sg_lts_choose_backend(statgpu_context *context, const sg_lts_problem
 {
     memset(evaluator, 0, sizeof *evaluator);
     evaluator->problem = problem;
-    statgpu_backend backend = context->params.backend;
-    bool want_cuda = backend == STATGPU_BACKEND_CUDA
-                     || (backend == STATGPU_BACKEND_AUTO && problem->n >= SG_LTS_AUTO_CUDA_MIN_OBS);
-    if (!want_cuda)
+    if (!sg_dispatch_wants_cuda(context, (double)problem->n, (double)SG_LTS_AUTO_CUDA_MIN_OBS, false))
         return;
     char message[256] = "";
     statgpu_cuda_status status = STATGPU_CUDA_NO_DEVICE;
     const statgpu_cuda_module_i *module = NULL;
-    if (sg_cuda_ensure(context)) {
+    if (sg_dispatch_cuda_ready(context, message, sizeof message)) {
         module = sg_cuda_module(NULL);
         if (module == NULL || module->lts_begin == NULL || module->lts_csteps == NULL || module->lts_end == NULL)
             snprintf(message, sizeof message, "the CUDA module has no LTS kernels");
@@ -1530,12 +1227,8 @@ static void sg_lts_choose_backend(statgpu_context *context, const sg_lts_problem
             }
             evaluator->session = NULL;
         }
-    } else {
-        snprintf(message, sizeof message, "%s", context->cuda_unavailable);
     }
-    if (status != STATGPU_CUDA_NO_DEVICE || backend == STATGPU_BACKEND_CUDA)
-        snprintf(context->note, sizeof context->note, "CUDA %s (%s); LTS ran on the CPU",
-                 status == STATGPU_CUDA_NO_DEVICE ? "unavailable" : "failed", message);
+    sg_dispatch_note_cpu(context, status, message, "LTS");
 }
 
 /* The scales, weights and reweighted fit, as ltsReg computes them from the
@@ -1592,7 +1285,8 @@ static statgpu_status sg_lts_reweight(statgpu_context *context, const double *y,
         if (w)
             rows[weight_sum++] = i;
     }
-    size_t rank = sg_lts_least_squares(data->z, data->zy, n, p, rows, weight_sum, threads, coef, kept, NULL);
+    size_t rank = sg_least_squares_rows(data->z, data->zy, n, p, rows, weight_sum, SG_LTS_QR_TOLERANCE, threads,
+                                        coef, kept, NULL);
     free(rows);
     free(kept);
     if (rank == (size_t)-1) {
@@ -1682,8 +1376,7 @@ statgpu_status statgpu_lts(statgpu_context *context, const double *y, const doub
     double *y_scaled = NULL;  /* y in the units the fit runs in, when they are not y's own */
     sg_lts_evaluator evaluator;
     memset(&evaluator, 0, sizeof evaluator);
-    context->note[0] = '\0';
-    context->last_transfer_seconds = context->last_compute_seconds = 0.0;
+    sg_dispatch_begin(context);
     if (!standard || !squared || !kept) {
         status = sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate LTS work space");
         goto done;
@@ -1745,7 +1438,7 @@ statgpu_status statgpu_lts(statgpu_context *context, const double *y, const doub
         result->exhaustive = search.exhaustive;
         if (on_cuda && evaluator.session == NULL) {
             on_cuda = false;
-            snprintf(context->note, sizeof context->note, "CUDA failed (%s); LTS ran on the CPU", evaluator.failure);
+            sg_dispatch_note_cpu(context, STATGPU_CUDA_ERROR, evaluator.failure, "LTS");
         }
         /* The h-subset of the winner, from its standardised residuals. */
         double *residuals = result->residuals;  /* scratch until the end */
@@ -1766,8 +1459,8 @@ statgpu_status statgpu_lts(statgpu_context *context, const double *y, const doub
     /* The raw fit: least squares on the h-subset (LTS, as ltsReg refits
      * it), or the winner itself (LMS). */
     if (chosen.criterion == STATGPU_LTS_SQUARES || h == n) {
-        size_t rank = sg_lts_least_squares(data.z, data.zy, n, p, result->best_subset, h, threads, standard, kept,
-                                           NULL);
+        size_t rank = sg_least_squares_rows(data.z, data.zy, n, p, result->best_subset, h, SG_LTS_QR_TOLERANCE,
+                                            threads, standard, kept, NULL);
         if (rank == (size_t)-1) {
             status = sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate LTS work space");
             goto done;
@@ -1823,9 +1516,8 @@ statgpu_status statgpu_lts(statgpu_context *context, const double *y, const doub
         goto done;
     }
 
-    context->last_used = on_cuda ? STATGPU_BACKEND_CUDA : STATGPU_BACKEND_CPU;
-    context->last_transfer_seconds = on_cuda ? evaluator.transfer_seconds : 0.0;
-    context->last_compute_seconds = on_cuda ? evaluator.compute_seconds : 0.0;
+    sg_dispatch_ran(context, on_cuda ? STATGPU_BACKEND_CUDA : STATGPU_BACKEND_CPU, evaluator.transfer_seconds,
+                    evaluator.compute_seconds);
     *out_result = result;
     result = NULL;
     status = sg_succeed(context);

@@ -1,0 +1,280 @@
+/*
+ * dense.c: the dense linear algebra of the methods (see dense.h).
+ */
+#include "math/dense.h"
+
+#include "core/pool.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Rows per independent Householder QR in the chunked least squares. */
+#define SG_DENSE_QR_CHUNK_ROWS ((size_t)2048)
+
+/* Householder QR with dependent columns dropped, in place on a (rows x
+ * cols+1, column-major, leading dimension lda): the last column is the
+ * right-hand side. A column whose remaining norm is at most tolerance times
+ * norms[j] (its norm in the original problem; computed here when NULL) is
+ * dependent on the kept ones before it: its coefficient is 0, as R's lm.fit
+ * gives NA. Writes coef (cols) and returns the number of kept columns. */
+size_t sg_qr_solve(double *a, size_t rows, size_t cols, size_t lda, double tolerance,
+                          const double *norms, double *coef, bool *kept)
+{
+    size_t rank = 0;
+    size_t kept_index[64];
+    size_t *index = cols <= 64 ? kept_index : malloc(cols * sizeof *index);
+    if (index == NULL)
+        return 0;
+    for (size_t j = 0; j < cols; ++j) {
+        double *column = a + lda * j;
+        double original = 0.0;
+        if (norms != NULL)
+            original = norms[j];
+        double tail = 0.0;
+        for (size_t i = rank; i < rows; ++i)
+            tail += column[i] * column[i];
+        tail = sqrt(tail);
+        if (norms == NULL) {
+            /* Before any reflection touched it the column is original;
+             * afterwards the rows above `rank` still hold its projection. */
+            double head = 0.0;
+            for (size_t i = 0; i < rank; ++i)
+                head += column[i] * column[i];
+            original = sqrt(head + tail * tail);
+        }
+        bool independent = rank < rows && tail > tolerance * original && tail > 0.0;
+        kept[j] = independent;
+        coef[j] = 0.0;
+        if (!independent)
+            continue;
+        /* Reflect rows rank.. of this column onto its first entry. */
+        double alpha = column[rank] > 0 ? -tail : tail;
+        double v0 = column[rank] - alpha;
+        double beta = tail * tail - column[rank] * alpha;  /* = v^T v / 2 */
+        for (size_t c = j + 1; c <= cols; ++c) {
+            double *target = a + lda * c;
+            double dot = v0 * target[rank];
+            for (size_t i = rank + 1; i < rows; ++i)
+                dot += column[i] * target[i];
+            double scale = dot / beta;
+            target[rank] -= scale * v0;
+            for (size_t i = rank + 1; i < rows; ++i)
+                target[i] -= scale * column[i];
+        }
+        column[rank] = alpha;
+        for (size_t i = rank + 1; i < rows; ++i)
+            column[i] = 0.0;
+        index[rank++] = j;
+    }
+    /* Back substitution over the kept columns. */
+    const double *rhs = a + lda * cols;
+    for (size_t r = rank; r-- > 0;) {
+        double sum = rhs[r];
+        for (size_t s = r + 1; s < rank; ++s)
+            sum -= a[r + lda * index[s]] * coef[index[s]];
+        coef[index[r]] = sum / a[r + lda * index[r]];
+    }
+    if (index != kept_index)
+        free(index);
+    return rank;
+}
+
+/* Reduces a (rows x width, column-major, leading dimension lda) in place to
+ * its triangular factor R (the first min(rows, width) rows), no columns
+ * dropped: a zero column is simply left alone. */
+void sg_qr_reduce(double *a, size_t rows, size_t width, size_t lda)
+{
+    size_t steps = rows < width ? rows : width;
+    for (size_t j = 0; j < steps; ++j) {
+        double *column = a + lda * j;
+        double norm = 0.0;
+        for (size_t i = j; i < rows; ++i)
+            norm += column[i] * column[i];
+        norm = sqrt(norm);
+        if (norm == 0.0)
+            continue;
+        double alpha = column[j] > 0 ? -norm : norm;
+        double v0 = column[j] - alpha;
+        double beta = norm * norm - column[j] * alpha;
+        for (size_t c = j + 1; c < width; ++c) {
+            double *target = a + lda * c;
+            double dot = v0 * target[j];
+            for (size_t i = j + 1; i < rows; ++i)
+                dot += column[i] * target[i];
+            double scale = dot / beta;
+            target[j] -= scale * v0;
+            for (size_t i = j + 1; i < rows; ++i)
+                target[i] -= scale * column[i];
+        }
+        column[j] = alpha;
+        for (size_t i = j + 1; i < rows; ++i)
+            column[i] = 0.0;
+    }
+}
+
+/* Least squares of y on the design (n x p, leading dimension n) over the
+ * listed rows (all rows when rows == NULL), by Householder QR of fixed
+ * chunks of rows (in parallel) whose triangular factors are then stacked
+ * and reduced in chunk order: the same bits at any thread count. Writes
+ * coef (p), kept (p) and, when rss is not NULL, the residual sum of squares.
+ * Returns the rank, or (size_t)-1 when out of memory. */
+/* The chunks of a least-squares fit, each reduced to its R factor. */
+typedef struct sg_qr_chunks {
+    const double *x, *y;
+    size_t        n, p;
+    const size_t *rows;
+    size_t        row_count;
+    double       *factors;        /* chunk_count x width x width */
+    double       *blocks;         /* per thread: the chunk's rows, then its reduction */
+    size_t        block_doubles;
+} sg_qr_chunks;
+
+static void sg_qr_chunk(void *context, size_t c, int slot)
+{
+    const sg_qr_chunks *work = context;
+    size_t p = work->p, width = p + 1;
+    double *block = work->blocks + (size_t)slot * work->block_doubles;
+    size_t begin = c * SG_DENSE_QR_CHUNK_ROWS;
+    size_t end = begin + SG_DENSE_QR_CHUNK_ROWS < work->row_count ? begin + SG_DENSE_QR_CHUNK_ROWS : work->row_count;
+    size_t m = end - begin, ld = SG_DENSE_QR_CHUNK_ROWS;
+    for (size_t v = 0; v <= p; ++v) {
+        const double *source = v < p ? work->x + work->n * v : work->y;
+        double *target = block + ld * v;
+        for (size_t r = 0; r < m; ++r)
+            target[r] = source[work->rows ? work->rows[begin + r] : begin + r];
+    }
+    sg_qr_reduce(block, m, width, ld);
+    double *factor = work->factors + c * width * width;
+    for (size_t v = 0; v < width; ++v)
+        for (size_t r = 0; r <= v && r < m; ++r)
+            factor[r + width * v] = block[r + ld * v];
+}
+
+size_t sg_least_squares_rows(const double *x, const double *y, size_t n, size_t p, const size_t *rows,
+                             size_t row_count, double tolerance, int thread_count, double *coef, bool *kept,
+                             double *rss)
+{
+    size_t width = p + 1;
+    size_t chunk_count = (row_count + SG_DENSE_QR_CHUNK_ROWS - 1) / SG_DENSE_QR_CHUNK_ROWS;
+    if (chunk_count == 0)
+        chunk_count = 1;
+    double *factors = calloc(chunk_count * width * width, sizeof *factors);
+    double *norms = calloc(width, sizeof *norms);
+    double *stack = malloc(2 * width * width * sizeof *stack);
+    int team = thread_count > 0 ? thread_count : 1;
+    if ((size_t)team > chunk_count)
+        team = (int)chunk_count;
+    size_t block_doubles = (SG_DENSE_QR_CHUNK_ROWS + width) * width;
+    double *blocks = malloc((size_t)team * block_doubles * sizeof *blocks);
+    bool failed = factors == NULL || norms == NULL || stack == NULL || blocks == NULL;
+    if (!failed) {
+        sg_qr_chunks work = { x, y, n, p, rows, row_count, factors, blocks, block_doubles };
+        sg_parallel_for(team, chunk_count, sg_qr_chunk, &work);
+    }
+    free(blocks);
+    if (failed) {
+        free(factors);
+        free(norms);
+        free(stack);
+        return (size_t)-1;
+    }
+    /* Column norms of the augmented rows: those of the stacked factors. */
+    for (size_t c = 0; c < chunk_count; ++c)
+        for (size_t v = 0; v < width; ++v)
+            for (size_t r = 0; r <= v; ++r) {
+                double value = factors[c * width * width + r + width * v];
+                norms[v] += value * value;
+            }
+    for (size_t v = 0; v < width; ++v)
+        norms[v] = sqrt(norms[v]);
+    /* Fold the chunks' factors in order: R = qr([R; R_c]). */
+    double *total = factors;  /* chunk 0's factor */
+    for (size_t c = 1; c < chunk_count; ++c) {
+        for (size_t v = 0; v < width; ++v) {
+            for (size_t r = 0; r < width; ++r) {
+                stack[r + 2 * width * v] = total[r + width * v];
+                stack[width + r + 2 * width * v] = factors[c * width * width + r + width * v];
+            }
+        }
+        sg_qr_reduce(stack, 2 * width, width, 2 * width);
+        for (size_t v = 0; v < width; ++v)
+            for (size_t r = 0; r < width; ++r)
+                total[r + width * v] = r <= v ? stack[r + 2 * width * v] : 0.0;
+    }
+    size_t rank = sg_qr_solve(total, width, p, width, tolerance, norms, coef, kept);
+    if (rss != NULL) {
+        /* What the kept columns leave of y: rows rank.. of the last column. */
+        double sum = 0.0;
+        for (size_t r = rank; r < width; ++r)
+            sum += total[r + width * p] * total[r + width * p];
+        *rss = sum;
+    }
+    free(factors);
+    free(norms);
+    free(stack);
+    return rank;
+}
+
+/* Solves gram coef = xty (p x p, symmetric) by Cholesky, dropping a column
+ * whose pivot falls to pivot_tolerance of its diagonal: the
+ * least-squares solution on the independent columns. work holds p*p.
+ * Returns false when the solution is not finite or absurdly large. */
+bool sg_solve_normal_equations(const double *gram, const double *xty, size_t p, double pivot_tolerance,
+                               double max_coefficient, double *work, double *coef)
+{
+    bool dropped[64];
+    bool *drop = p <= 64 ? dropped : malloc(p * sizeof *drop);
+    if (drop == NULL)
+        return false;
+    double *l = work;
+    for (size_t j = 0; j < p; ++j) {
+        double diagonal = gram[j + p * j];
+        double d = diagonal;
+        for (size_t k = 0; k < j; ++k)
+            if (!drop[k])
+                d -= l[j + p * k] * l[j + p * k];
+        drop[j] = !(diagonal > 0.0) || !(d > pivot_tolerance * diagonal);
+        double root = drop[j] ? 0.0 : sqrt(d);
+        l[j + p * j] = root;
+        for (size_t i = j + 1; i < p; ++i) {
+            if (drop[j]) {
+                l[i + p * j] = 0.0;
+                continue;
+            }
+            double s = gram[i + p * j];
+            for (size_t k = 0; k < j; ++k)
+                if (!drop[k])
+                    s -= l[i + p * k] * l[j + p * k];
+            l[i + p * j] = s / root;
+        }
+    }
+    /* L z = xty, then L^T coef = z, over the kept columns. */
+    for (size_t i = 0; i < p; ++i) {
+        if (drop[i]) {
+            coef[i] = 0.0;
+            continue;
+        }
+        double s = xty[i];
+        for (size_t k = 0; k < i; ++k)
+            if (!drop[k])
+                s -= l[i + p * k] * coef[k];
+        coef[i] = s / l[i + p * i];
+    }
+    for (size_t i = p; i-- > 0;) {
+        if (drop[i])
+            continue;
+        double s = coef[i];
+        for (size_t k = i + 1; k < p; ++k)
+            if (!drop[k])
+                s -= l[k + p * i] * coef[k];
+        coef[i] = s / l[i + p * i];
+    }
+    bool ok = true;
+    for (size_t i = 0; i < p; ++i)
+        if (!(fabs(coef[i]) <= max_coefficient))
+            ok = false;
+    if (drop != dropped)
+        free(drop);
+    return ok;
+}

@@ -1,0 +1,44 @@
+/*
+ * dense.h: dense linear algebra shared by the methods, on column-major
+ * double matrices: Householder QR that drops dependent columns as R's
+ * lm.fit does, least squares on a subset of rows in independent chunks (the
+ * same bits at any thread count), and a Cholesky solve of normal equations.
+ */
+#ifndef STATGPU_MATH_DENSE_H
+#define STATGPU_MATH_DENSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Householder QR with dependent columns dropped, in place on a (rows x
+ * cols+1, leading dimension lda): the last column is the right-hand side. A
+ * column whose remaining norm is at most tolerance times norms[j] (its norm
+ * in the original problem; computed here when NULL) depends on the kept ones
+ * before it: its coefficient is 0, as R's lm.fit gives NA. Writes coef (cols)
+ * and kept (cols) and returns the number of kept columns. */
+size_t sg_qr_solve(double *a, size_t rows, size_t cols, size_t lda, double tolerance, const double *norms,
+                   double *coef, bool *kept);
+
+/* Reduces a (rows x width, leading dimension lda) to its R factor in place
+ * by Householder reflections: the upper triangle of the first width rows. */
+void sg_qr_reduce(double *a, size_t rows, size_t width, size_t lda);
+
+/* Least squares of y on the p columns of x (n rows, leading dimension n) over
+ * the given rows (NULL: rows 0 .. row_count-1), with sg_qr_solve's rule for
+ * dependent columns at tolerance. The rows are cut into fixed chunks, each
+ * reduced to its R factor on its own (in parallel), and the factors folded in
+ * chunk order: the same bits at any thread count. Writes coef (p), kept (p)
+ * and, when rss is not NULL, the residual sum of squares. Returns the rank,
+ * or (size_t)-1 when out of memory. */
+size_t sg_least_squares_rows(const double *x, const double *y, size_t n, size_t p, const size_t *rows,
+                             size_t row_count, double tolerance, int thread_count, double *coef, bool *kept,
+                             double *rss);
+
+/* Solves gram coef = xty (p x p, symmetric) by Cholesky, dropping a column
+ * whose pivot falls to pivot_tolerance of its diagonal: the least-squares
+ * solution on the independent columns. work holds p*p. Returns false when a
+ * coefficient is not finite or exceeds max_coefficient in magnitude. */
+bool sg_solve_normal_equations(const double *gram, const double *xty, size_t p, double pivot_tolerance,
+                               double max_coefficient, double *work, double *coef);
+
+#endif
