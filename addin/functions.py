@@ -128,8 +128,9 @@ FUNCTIONS = [
                   "most robust, up to half the rows may be outliers) to 1."),
          Argument("output", "any", "Output",
                   "\"coefficients\" (the default; a column, the intercept first), \"weights\" "
-                  "(1, or 0 for an outlier, for each row of Y), \"residuals\" (of each row of Y) or "
-                  "\"summary\" (objective, h, scales, outliers and more, with their names); add "
+                  "(1, or 0 for an outlier, for each row of Y), \"residuals\" (of each row of Y), "
+                  "\"summary\" (objective, h, scales, outliers and more, with their names) or "
+                  "\"subset\" (the rows of Y the raw fit explains, counted from 1); add "
                   "\" lms\" for least median of squares."),
          Argument("intercept", "any", "Intercept",
                   "TRUE (the default) to fit an intercept, FALSE for a line through 0."),

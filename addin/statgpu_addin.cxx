@@ -257,36 +257,6 @@ std::size_t readClusterCount(double k, std::size_t observations)
     return static_cast<std::size_t>(count);
 }
 
-enum class KmeansTable
-{
-    Centroids,
-    Labels,
-    Sizes,
-    Summary
-};
-
-// Output: omitted (void) is the centroids; otherwise one of the words, in any case.
-KmeansTable readKmeansTable(const Any& output)
-{
-    if (!output.hasValue())
-        return KmeansTable::Centroids;
-    OUString word;
-    if (output >>= word)
-    {
-        word = word.trim();
-        if (word.equalsIgnoreAsciiCase("centroids"))
-            return KmeansTable::Centroids;
-        if (word.equalsIgnoreAsciiCase("labels"))
-            return KmeansTable::Labels;
-        if (word.equalsIgnoreAsciiCase("sizes"))
-            return KmeansTable::Sizes;
-        if (word.equalsIgnoreAsciiCase("summary"))
-            return KmeansTable::Summary;
-    }
-    raiseCalcError(CalcError::IllegalArgument,
-                   "Output is not one of \"centroids\", \"labels\", \"sizes\", \"summary\"", kOutputArgument);
-}
-
 // An optional whole number (Restarts, MaxIter, Seed): omitted (void) is the
 // default; a number is rounded down and must lie in [low, high]; text is
 // converted (textToNumber) and an empty cell is 0, as Calc reads a number
@@ -313,93 +283,91 @@ double finiteResult(double value)
     return value;
 }
 
-// A column with one cell per row of the input: value_of(i) for the i-th row
-// the engine saw, and an empty text for a row that was left out. An empty text
-// is Calc's own "" idiom: COUNT, COUNTIF, SUM and AVERAGE ignore it, where a
-// void element of an array result would count as 0. Every per-row output is
-// written here.
-Range perRowColumn(const std::vector<bool>& complete, const std::function<double(std::size_t)>& value_of)
+// ---- Result tables ----------------------------------------------------------
+
+// An Output argument: omitted (void) is the method's first table; otherwise
+// one of its tables' names, which the engine defines (statgpu_method_table_names),
+// in any case, blanks around it ignored. With criteria, it may be followed
+// by " lms" (least median of squares) or " lts" (the default).
+struct OutputChoice
 {
-    Range column(static_cast<sal_Int32>(complete.size()));
-    std::size_t next = 0;
+    std::string table;
+    bool lms = false;
+};
+
+OutputChoice readOutput(const Any& output, const char* method, bool with_criteria, sal_Int16 position)
+{
+    const char* const* names = statgpu_method_table_names(method);
+    OutputChoice choice;
+    choice.table = names[0];
+    if (!output.hasValue())
+        return choice;
+    OUString text;
+    if (output >>= text)
+    {
+        OUString word = text.trim();
+        bool known_criterion = true;
+        const sal_Int32 space = word.indexOf(' ');
+        if (with_criteria && space >= 0)
+        {
+            const OUString criterion = word.copy(space + 1).trim();
+            word = word.copy(0, space);
+            choice.lms = criterion.equalsIgnoreAsciiCase("lms");
+            known_criterion = choice.lms || criterion.equalsIgnoreAsciiCase("lts");
+        }
+        for (const char* const* name = names; known_criterion && *name != nullptr; ++name)
+            if (word.equalsIgnoreAsciiCaseAscii(*name))
+            {
+                choice.table = *name;
+                return choice;
+            }
+    }
+    std::string message = "Output is not one of ";
+    for (const char* const* name = names; *name != nullptr; ++name)
+        message += std::string(name == names ? "\"" : ", \"") + *name + "\"";
+    if (with_criteria)
+        message += ", optionally followed by \" lms\"";
+    raiseCalcError(CalcError::IllegalArgument, message.c_str(), position);
+}
+
+// The row map of a fit: the rows of the range that gave an observation.
+std::vector<std::size_t> sourceRows(const std::vector<bool>& complete)
+{
+    std::vector<std::size_t> rows;
     for (std::size_t row = 0; row < complete.size(); ++row)
-    {
-        Sequence<Any>& cell = column.getArray()[row];
-        cell.realloc(1);
         if (complete[row])
-            cell.getArray()[0] <<= value_of(next++);
-        else
-            cell.getArray()[0] <<= OUString();
-    }
-    return column;
+            rows.push_back(row);
+    return rows;
 }
 
-// A summary: a row per statistic, its value and then its name. The value
-// comes first so that a summary entered into one column still shows the
-// values (Calc fills an array range from the left and drops what does not fit).
-Range summaryTable(const std::pair<const char*, double>* rows, std::size_t count)
+// A table as Calc's array: numbers, texts, and an empty text for a row that
+// was left out (Calc's own "" idiom: COUNT, COUNTIF, SUM and AVERAGE ignore
+// it, where a void element would count as 0).
+Any tableCells(const statgpu_table& table)
 {
-    Range summary(static_cast<sal_Int32>(count));
-    for (std::size_t r = 0; r < count; ++r)
+    Range cells(static_cast<sal_Int32>(table.row_count));
+    for (std::size_t r = 0; r < table.row_count; ++r)
     {
-        Sequence<Any>& row = summary.getArray()[r];
-        row.realloc(2);
-        row.getArray()[0] <<= finiteResult(rows[r].second);
-        row.getArray()[1] <<= OUString::createFromAscii(rows[r].first);
-    }
-    return summary;
-}
-
-// The table KMEANS returns. Labels are 1-based, and empty for the rows of Data
-// that were left out.
-Any kmeansTable(KmeansTable table, const statgpu_kmeans_result& result, const Observations& observations)
-{
-    const std::size_t k = result.k;
-    switch (table)
-    {
-        case KmeansTable::Centroids:
+        Sequence<Any>& row = cells.getArray()[r];
+        row.realloc(static_cast<sal_Int32>(table.column_count));
+        for (std::size_t c = 0; c < table.column_count; ++c)
         {
-            Sequence<Sequence<double>> centroids(static_cast<sal_Int32>(k));
-            for (std::size_t j = 0; j < k; ++j)
+            const std::size_t cell = r + table.row_count * c;
+            switch (table.cell_kinds[cell])
             {
-                Sequence<double>& row = centroids.getArray()[j];
-                row.realloc(static_cast<sal_Int32>(result.n_vars));
-                for (std::size_t v = 0; v < result.n_vars; ++v)
-                    row.getArray()[v] = finiteResult(result.centroids[j + k * v]);
+                case STATGPU_CELL_NUMBER:
+                    row.getArray()[c] <<= finiteResult(table.values[cell]);
+                    break;
+                case STATGPU_CELL_TEXT:
+                    row.getArray()[c] <<= fromUtf8(table.texts[cell]);
+                    break;
+                default:
+                    row.getArray()[c] <<= OUString();
+                    break;
             }
-            return Any(centroids);
         }
-        case KmeansTable::Labels:
-            return Any(perRowColumn(observations.complete, [&result](std::size_t i) {
-                return static_cast<double>(result.labels[i] + 1);
-            }));
-        case KmeansTable::Sizes:
-        {
-            Sequence<Sequence<double>> sizes(static_cast<sal_Int32>(k));
-            for (std::size_t j = 0; j < k; ++j)
-            {
-                Sequence<double>& row = sizes.getArray()[j];
-                row.realloc(1);
-                row.getArray()[0] = static_cast<double>(result.cluster_sizes[j]);
-            }
-            return Any(sizes);
-        }
-        case KmeansTable::Summary:
-            break;
     }
-    const double explained = result.between_share;
-    const std::pair<const char*, double> rows[] = {
-        { "inertia (within-cluster sum of squares)", result.inertia },
-        { "total sum of squares", result.total_ss },
-        { "between / total sum of squares", explained },
-        { "iterations", static_cast<double>(result.iterations) },
-        { "converged (1 yes, 0 no)", static_cast<double>(result.converged) },
-        { "restarts", static_cast<double>(result.restart_count) },
-        { "best restart", static_cast<double>(result.best_restart + 1) },
-        { "observations used", static_cast<double>(result.n_obs) },
-        { "rows left out (missing values)", static_cast<double>(observations.complete.size() - result.n_obs) },
-    };
-    return Any(summaryTable(rows, std::size(rows)));
+    return Any(cells);
 }
 
 // ---- LTSFIT -------------------------------------------------------------------
@@ -475,60 +443,6 @@ RegressionRows readRegressionRows(const Range& y, const Range& x)
     return rows;
 }
 
-enum class LtsTable
-{
-    Coefficients,
-    Weights,
-    Residuals,
-    Summary
-};
-
-struct LtsOutput
-{
-    LtsTable table = LtsTable::Coefficients;
-    statgpu_lts_criterion criterion = STATGPU_LTS_SQUARES;
-};
-
-// Output: omitted (void) is the coefficients by least trimmed squares;
-// otherwise one of the words, in any case, optionally followed by "lms" (least
-// median of squares) or "lts" (the default criterion).
-LtsOutput readLtsOutput(const Any& output)
-{
-    LtsOutput chosen;
-    if (!output.hasValue())
-        return chosen;
-    OUString text;
-    if (output >>= text)
-    {
-        OUString word = text.trim();
-        const sal_Int32 space = word.indexOf(' ');
-        bool known_criterion = true;
-        if (space >= 0)
-        {
-            const OUString criterion = word.copy(space + 1).trim();
-            word = word.copy(0, space);
-            if (criterion.equalsIgnoreAsciiCase("lms"))
-                chosen.criterion = STATGPU_LTS_MEDIAN;
-            else
-                known_criterion = criterion.equalsIgnoreAsciiCase("lts");
-        }
-        const std::pair<const char*, LtsTable> words[] = { { "coefficients", LtsTable::Coefficients },
-                                                           { "weights", LtsTable::Weights },
-                                                           { "residuals", LtsTable::Residuals },
-                                                           { "summary", LtsTable::Summary } };
-        for (const auto& [name, table] : words)
-            if (known_criterion && word.equalsIgnoreAsciiCaseAscii(name))
-            {
-                chosen.table = table;
-                return chosen;
-            }
-    }
-    raiseCalcError(CalcError::IllegalArgument,
-                   "Output is not one of \"coefficients\", \"weights\", \"residuals\", \"summary\", "
-                   "optionally followed by \" lms\"",
-                   kLtsOutputArgument);
-}
-
 // Alpha: omitted (void) is the default; a number in [0.5, 1]; text is
 // converted and an empty cell is 0 (so Err:502), as Calc reads a number argument.
 double readAlpha(const Any& argument, double default_value)
@@ -551,46 +465,6 @@ bool readIntercept(const Any& argument)
     double value = 0.0;
     readCell(argument, kParameterCells, kLtsInterceptArgument, value);
     return value != 0.0;
-}
-
-// The table LTSFIT returns.
-Any ltsTable(LtsTable table, const statgpu_lts_result& result, const RegressionRows& rows)
-{
-    switch (table)
-    {
-        case LtsTable::Coefficients:
-        {
-            Sequence<Sequence<double>> coefficients(static_cast<sal_Int32>(result.p));
-            for (std::size_t j = 0; j < result.p; ++j)
-            {
-                Sequence<double>& row = coefficients.getArray()[j];
-                row.realloc(1);
-                row.getArray()[0] = finiteResult(result.coefficients[j]);
-            }
-            return Any(coefficients);
-        }
-        case LtsTable::Weights:
-            return Any(perRowColumn(rows.complete,
-                                    [&](std::size_t i) { return static_cast<double>(result.weights[i]); }));
-        case LtsTable::Residuals:
-            return Any(perRowColumn(rows.complete, [&](std::size_t i) { return finiteResult(result.residuals[i]); }));
-        case LtsTable::Summary:
-            break;
-    }
-    const std::pair<const char*, double> summary_rows[] = {
-        { result.criterion == STATGPU_LTS_MEDIAN ? "objective (h-th smallest squared residual)"
-                                                 : "objective (sum of the h smallest squared residuals)",
-          result.objective },
-        { "h (rows the raw fit explains)", static_cast<double>(result.h) },
-        { "scale (reweighted fit)", result.scale },
-        { "raw scale", result.raw_scale },
-        { "outliers (weight 0)", static_cast<double>(result.outlier_count) },
-        { "least median of squares (1 yes, 0 no)", result.criterion == STATGPU_LTS_MEDIAN ? 1.0 : 0.0 },
-        { "exact fit (1 yes, 0 no)", static_cast<double>(result.exact_fit) },
-        { "observations used", static_cast<double>(result.n_obs) },
-        { "rows left out (missing values)", static_cast<double>(rows.complete.size() - result.n_obs) },
-    };
-    return Any(summaryTable(summary_rows, std::size(summary_rows)));
 }
 
 // Only UNO exceptions may cross the bridge into Calc; anything else would end
@@ -924,7 +798,7 @@ Any SAL_CALL StatGpuAddIn::kmeans(const Range& data, double k, const Any& output
                                   const Any& maxIterations, const Any& seed)
 {
     return guarded([&] {
-        const KmeansTable table = readKmeansTable(output);
+        const OutputChoice chosen = readOutput(output, "kmeans", false, kOutputArgument);
         const Observations observations = readObservations(data);
         if (observations.count == 0)
             raiseCalcError(CalcError::IllegalArgument, "Data has no row without missing values", kDataArgument);
@@ -939,7 +813,11 @@ Any SAL_CALL StatGpuAddIn::kmeans(const Range& data, double k, const Any& output
                                               "Seed is not a whole number from 0 to 2^53");
         const auto result = fitKmeans(observations.values, observations.count, observations.variables, clusters,
                                       params);
-        return kmeansTable(table, *result, observations);
+        return resultTable(
+            [&](statgpu_context* context, const statgpu_table_params* table_params, statgpu_table_set** set) {
+                return statgpu_kmeans_tables(context, result.get(), table_params, set);
+            },
+            chosen.table, observations.complete);
     });
 }
 
@@ -962,12 +840,12 @@ Any SAL_CALL StatGpuAddIn::ltsFit(const Range& y, const Range& x, const Any& alp
                                   const Any& intercept, const Any& seed)
 {
     return guarded([&] {
-        const LtsOutput chosen = readLtsOutput(output);
+        const OutputChoice chosen = readOutput(output, "lts", true, kLtsOutputArgument);
         statgpu_lts_params params;
         statgpu_lts_params_init(&params);
         params.alpha = readAlpha(alpha, params.alpha);
         params.intercept = readIntercept(intercept) ? 1 : 0;
-        params.criterion = chosen.criterion;
+        params.criterion = chosen.lms ? STATGPU_LTS_MEDIAN : STATGPU_LTS_SQUARES;
         params.seed = readOptionalWholeNumber(seed, 0, 0, 0x1p53, kLtsSeedArgument,
                                               "Seed is not a whole number from 0 to 2^53");
         const RegressionRows rows = readRegressionRows(y, x);
@@ -976,8 +854,32 @@ Any SAL_CALL StatGpuAddIn::ltsFit(const Range& y, const Range& x, const Any& alp
         // Too few rows for the model, collinear predictors: the engine says
         // which, as Err:502.
         const auto result = fitLts(rows.y, rows.x, rows.count, rows.predictors, params);
-        return ltsTable(chosen.table, *result, rows);
+        return resultTable(
+            [&](statgpu_context* context, const statgpu_table_params* table_params, statgpu_table_set** set) {
+                return statgpu_lts_tables(context, result.get(), table_params, set);
+            },
+            chosen.table, rows.complete);
     });
+}
+
+Any StatGpuAddIn::resultTable(const TableMaker& make_tables, const std::string& name,
+                              const std::vector<bool>& complete)
+{
+    const std::vector<std::size_t> rows = sourceRows(complete);
+    statgpu_table_params params;
+    statgpu_table_params_init(&params);
+    params.source_row_count = complete.size();
+    params.source_rows = rows.data();
+    params.table_name = name.c_str();
+    EngineLock lock(*this);
+    statgpu_context* context = engineContext();
+    statgpu_table_set* set = nullptr;
+    checkEngineStatus(make_tables(context, &params, &set), context);
+    const std::unique_ptr<statgpu_table_set, void (*)(statgpu_table_set*)> owned(set, statgpu_table_set_destroy);
+    const statgpu_table* table = statgpu_table_set_find(set, name.c_str());
+    if (table == nullptr)
+        raiseCalcError(CalcError::NoValue, "the result has no such table");
+    return tableCells(*table);
 }
 
 OUString SAL_CALL StatGpuAddIn::gpuInfo()

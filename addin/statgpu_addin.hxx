@@ -18,8 +18,10 @@
 #include <com/sun/star/uno/XComponentContext.hpp>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -97,6 +99,14 @@ private:
     std::unique_ptr<statgpu_lts_result, void (*)(statgpu_lts_result*)>
     fitLts(const std::vector<double>& y, const std::vector<double>& x, std::size_t n_obs, std::size_t n_vars,
            const statgpu_lts_params& params);
+
+    // The table called name of a result, as Calc's array: make_tables is the
+    // method's statgpu_<method>_tables on that result; complete marks the
+    // rows of the range that were observations.
+    using TableMaker = std::function<statgpu_status(statgpu_context*, const statgpu_table_params*,
+                                                    statgpu_table_set**)>;
+    css::uno::Any resultTable(const TableMaker& make_tables, const std::string& name,
+                              const std::vector<bool>& complete);
 
     css::lang::Locale locale_;
     // One context for the whole component; the engine wants one per thread,

@@ -256,6 +256,7 @@ def check_cases(results, office, source_dir):
         place("weights", "=LTSFIT(%s;;\"weights\")" % STACK, 21)
         place("residuals", "=LTSFIT(%s;;\"Residuals\")" % STACK, 21)
         place("summary", "=LTSFIT(%s;;\"summary\")" % STACK, 9, 2)
+        place("subset", "=LTSFIT(%s;;\"subset\")" % STACK, 13)
         place("missing", "=LTSFIT(%s)" % missing, 4)
         place("missing weights", "=LTSFIT(%s;;\"weights\")" % missing, 21)
         place("missing residuals", "=LTSFIT(%s;;\"residuals\")" % missing, 21)
@@ -273,6 +274,10 @@ def check_cases(results, office, source_dir):
 
         r = reference["default"]
         default = column_of(placed["default"], 4)
+        subset = column_of(placed["subset"], 13)
+        results.check("Output \"subset\": the 13 rows of the raw fit, ltsReg's best",
+                      subset is not None and [int(v) for v in subset] == [int(v) for v in r["best"]],
+                      "statgpu %r, R %r" % (subset, r["best"]))
         results.check("=LTSFIT(stack loss Y; X) equals ltsReg's coefficients (1e-9)",
                       all_close(default, r["coefficients"]), "statgpu %r, R %r" % (default, r["coefficients"]))
         seeded = column_of(placed["seeded"], 4)
