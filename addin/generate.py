@@ -148,6 +148,19 @@ def header_text():
             out.append("    {%s, %s, %s}," % (cxx_string(a.name), cxx_string(a.display),
                                              cxx_string(a.description)))
         out += ["};", ""]
+    # Argument positions (0-based, as XAddIn and IllegalArgumentException
+    # count them), one namespace per function: argument::kmeans::output.
+    out.append("namespace argument")
+    out.append("{")
+    for function in table.FUNCTIONS:
+        if not function.arguments:
+            continue
+        out.append("namespace %s" % function.method)
+        out.append("{")
+        for position, a in enumerate(function.arguments):
+            out.append("inline constexpr short %s = %d;" % (a.name, position))
+        out.append("} // namespace %s" % function.method)
+    out += ["} // namespace argument", ""]
     out.append("inline constexpr FunctionInfo kFunctions[] = {")
     for function in table.FUNCTIONS:
         arguments = ("k_%s_arguments" % function.method) if function.arguments else "nullptr"

@@ -39,13 +39,15 @@ namespace
 {
 using Range = Sequence<Sequence<Any>>;
 
-constexpr sal_Int16 kDataArgument = 0;
-constexpr sal_Int16 kSecondArgument = 1;  // k or p
-// KMEANS(Data; k; Output; Restarts; MaxIter; Seed)
-constexpr sal_Int16 kOutputArgument = 2;
-constexpr sal_Int16 kRestartsArgument = 3;
-constexpr sal_Int16 kMaxIterationsArgument = 4;
-constexpr sal_Int16 kSeedArgument = 5;
+// Argument positions come from the function table (statgpu_functions.hxx).
+// Data and the second argument (k, p) sit at the same places in the order
+// statistics.
+constexpr sal_Int16 kDataArgument = argument::gpuMedian::data;
+constexpr sal_Int16 kSecondArgument = argument::gpuSmall::k;
+static_assert(argument::gpuSmall::data == kDataArgument && argument::gpuLarge::k == kSecondArgument
+                  && argument::gpuQuantile::p == kSecondArgument && argument::kmeans::data == kDataArgument
+                  && argument::kmeans::k == kSecondArgument,
+              "the order statistics and KMEANS share Data's and k's places");
 
 OUString fromUtf8(const char* text)
 {
@@ -372,13 +374,7 @@ Any tableCells(const statgpu_table& table)
 
 // ---- LTSFIT -------------------------------------------------------------------
 
-// LTSFIT(Y; X; Alpha; Output; Intercept; Seed)
-constexpr sal_Int16 kLtsYArgument = 0;
-constexpr sal_Int16 kLtsXArgument = 1;
-constexpr sal_Int16 kLtsAlphaArgument = 2;
-constexpr sal_Int16 kLtsOutputArgument = 3;
-constexpr sal_Int16 kLtsInterceptArgument = 4;
-constexpr sal_Int16 kLtsSeedArgument = 5;
+
 
 // LTSFIT's Y and X, row by row: a row is an observation when Y's cell and
 // every cell of X's row give a number (kDataCells: an empty or text cell makes
@@ -398,15 +394,15 @@ RegressionRows readRegressionRows(const Range& y, const Range& x)
     RegressionRows rows;
     const sal_Int32 row_count = y.getLength();
     if (row_count == 0)
-        raiseCalcError(CalcError::IllegalArgument, "Y is empty", kLtsYArgument);
+        raiseCalcError(CalcError::IllegalArgument, "Y is empty", argument::ltsFit::y);
     for (const Sequence<Any>& cells : y)
         if (cells.getLength() != 1)
-            raiseCalcError(CalcError::IllegalArgument, "Y is not one column", kLtsYArgument);
+            raiseCalcError(CalcError::IllegalArgument, "Y is not one column", argument::ltsFit::y);
     if (x.getLength() != row_count)
-        raiseCalcError(CalcError::IllegalArgument, "X does not have as many rows as Y", kLtsXArgument);
+        raiseCalcError(CalcError::IllegalArgument, "X does not have as many rows as Y", argument::ltsFit::x);
     rows.predictors = static_cast<std::size_t>(x[0].getLength());
     if (rows.predictors == 0)
-        raiseCalcError(CalcError::IllegalArgument, "X has no column", kLtsXArgument);
+        raiseCalcError(CalcError::IllegalArgument, "X has no column", argument::ltsFit::x);
     rows.complete.assign(static_cast<std::size_t>(row_count), false);
     std::vector<double> row_major;
     row_major.reserve(cellCount(x));
@@ -415,14 +411,14 @@ RegressionRows readRegressionRows(const Range& y, const Range& x)
     {
         const Sequence<Any>& cells = x[row];
         if (static_cast<std::size_t>(cells.getLength()) != rows.predictors)
-            raiseCalcError(CalcError::IllegalArgument, "the rows of X differ in length", kLtsXArgument);
+            raiseCalcError(CalcError::IllegalArgument, "the rows of X differ in length", argument::ltsFit::x);
         double response = 0.0;
-        bool complete = readCell(y[row][0], kDataCells, kLtsYArgument, response);
+        bool complete = readCell(y[row][0], kDataCells, argument::ltsFit::y, response);
         const std::size_t mark = row_major.size();
         for (const Any& cell : cells)
         {
             double value;
-            complete = readCell(cell, kDataCells, kLtsXArgument, value) && complete;
+            complete = readCell(cell, kDataCells, argument::ltsFit::x, value) && complete;
             row_major.push_back(value);
         }
         if (complete)
@@ -450,9 +446,9 @@ double readAlpha(const Any& argument, double default_value)
     if (!argument.hasValue())
         return default_value;
     double value = 0.0;
-    readCell(argument, kParameterCells, kLtsAlphaArgument, value);
+    readCell(argument, kParameterCells, argument::ltsFit::alpha, value);
     if (!(value >= 0.5 && value <= 1.0))
-        raiseCalcError(CalcError::IllegalArgument, "Alpha is not between 0.5 and 1", kLtsAlphaArgument);
+        raiseCalcError(CalcError::IllegalArgument, "Alpha is not between 0.5 and 1", argument::ltsFit::alpha);
     return value;
 }
 
@@ -463,7 +459,7 @@ bool readIntercept(const Any& argument)
     if (!argument.hasValue())
         return true;
     double value = 0.0;
-    readCell(argument, kParameterCells, kLtsInterceptArgument, value);
+    readCell(argument, kParameterCells, argument::ltsFit::intercept, value);
     return value != 0.0;
 }
 
@@ -687,6 +683,21 @@ statgpu_context* StatGpuAddIn::engineContext()
     return context;
 }
 
+// ---- One engine call -----------------------------------------------------------
+
+// Every engine call goes through here: the engine held (EngineLock), the
+// context made at first use, the call's progress in the status bar when it
+// runs long (progress.hxx), its time in the trace, and a failure turned into
+// the Calc error for it. call(context) returns the engine's status.
+template <typename Call> void StatGpuAddIn::runEngine(const char* title, Call&& call)
+{
+    EngineLock lock(*this);
+    statgpu_context* context = engineContext();
+    CallProgress progress(component_context_, title);
+    ProgressScope scope(progress_slot_, progress);
+    checkEngineStatus(timedEngine([&] { return call(context); }), context);
+}
+
 // ---- XStatGpu: the Calc functions -------------------------------------------
 
 double SAL_CALL StatGpuAddIn::gpuMedian(const Range& data, const Sequence<Any>& moreData)
@@ -694,26 +705,20 @@ double SAL_CALL StatGpuAddIn::gpuMedian(const Range& data, const Sequence<Any>& 
     return guarded([&] {
         std::vector<double> numbers = readData(data, moreDataCells(moreData));
         appendMoreData(moreData, numbers);
-        EngineLock lock(*this);
-        statgpu_context* context = engineContext();
         double median = 0.0;
         const statgpu_vector vector = scratchVector(numbers);
-        checkEngineStatus(timedEngine([&] { return statgpu_vector_median(context, &vector, &median); }), context);
+        runEngine("GPUMEDIAN",
+                  [&](statgpu_context* context) { return statgpu_vector_median(context, &vector, &median); });
         return finiteResult(median);
     });
 }
 
 double StatGpuAddIn::kthSmallest(std::vector<double>& numbers, std::size_t rank)
 {
-    EngineLock lock(*this);
-    statgpu_context* context = engineContext();
     double value = 0.0;
-    checkEngineStatus(
-        timedEngine([&] {
-            const statgpu_vector vector = scratchVector(numbers);
-            return statgpu_vector_select(context, &vector, &rank, 1, &value);
-        }),
-        context);
+    const statgpu_vector vector = scratchVector(numbers);
+    runEngine("GPUSMALL",
+              [&](statgpu_context* context) { return statgpu_vector_select(context, &vector, &rank, 1, &value); });
     return finiteResult(value);
 }
 
@@ -752,16 +757,11 @@ Any SAL_CALL StatGpuAddIn::gpuQuantile(const Range& data, const Range& p)
         for (double probability : probabilities)
             checkProbability(probability);
         std::vector<double> quantiles(probabilities.size());
-        {
-            EngineLock lock(*this);
-            statgpu_context* context = engineContext();
-            checkEngineStatus(timedEngine([&] {
-                                  const statgpu_vector vector = scratchVector(numbers);
-                                  return statgpu_vector_quantiles(context, &vector, probabilities.data(),
-                                                                  probabilities.size(), quantiles.data());
-                              }),
-                              context);
-        }
+        const statgpu_vector vector = scratchVector(numbers);
+        runEngine("GPUQUANTILE", [&](statgpu_context* context) {
+            return statgpu_vector_quantiles(context, &vector, probabilities.data(), probabilities.size(),
+                                            quantiles.data());
+        });
         if (quantiles.size() == 1)
             return Any(finiteResult(quantiles[0]));
         Sequence<Sequence<double>> result(p.getLength());
@@ -783,14 +783,10 @@ std::unique_ptr<statgpu_kmeans_result, void (*)(statgpu_kmeans_result*)>
 StatGpuAddIn::fitKmeans(const std::vector<double>& values, std::size_t n_obs, std::size_t n_vars, std::size_t k,
                         const statgpu_kmeans_params& params)
 {
-    EngineLock lock(*this);
-    statgpu_context* context = engineContext();
-    CallProgress progress(component_context_, "KMEANS");
-    ProgressScope scope(progress_slot_, progress);
     statgpu_kmeans_result* result = nullptr;
-    checkEngineStatus(
-        timedEngine([&] { return statgpu_kmeans(context, values.data(), n_obs, n_vars, n_obs, k, &params, &result); }),
-        context);
+    runEngine("KMEANS", [&](statgpu_context* context) {
+        return statgpu_kmeans(context, values.data(), n_obs, n_vars, n_obs, k, &params, &result);
+    });
     return { result, statgpu_kmeans_result_destroy };
 }
 
@@ -798,18 +794,19 @@ Any SAL_CALL StatGpuAddIn::kmeans(const Range& data, double k, const Any& output
                                   const Any& maxIterations, const Any& seed)
 {
     return guarded([&] {
-        const OutputChoice chosen = readOutput(output, "kmeans", false, kOutputArgument);
+        const OutputChoice chosen = readOutput(output, "kmeans", false, argument::kmeans::output);
         const Observations observations = readObservations(data);
         if (observations.count == 0)
             raiseCalcError(CalcError::IllegalArgument, "Data has no row without missing values", kDataArgument);
         const std::size_t clusters = readClusterCount(k, observations.count);
         statgpu_kmeans_params params;
         statgpu_kmeans_params_init(&params);
-        params.restart_count = readOptionalWholeNumber(restarts, params.restart_count, 1, 1000, kRestartsArgument,
-                                                       "Restarts is not between 1 and 1000");
+        params.restart_count = readOptionalWholeNumber(restarts, params.restart_count, 1, 1000,
+                                                       argument::kmeans::restarts, "Restarts is not between 1 and 1000");
         params.max_iterations = readOptionalWholeNumber(maxIterations, params.max_iterations, 1, 100000,
-                                                        kMaxIterationsArgument, "MaxIter is not between 1 and 100000");
-        params.seed = readOptionalWholeNumber(seed, 0, 0, 0x1p53, kSeedArgument,
+                                                        argument::kmeans::maxIterations,
+                                                        "MaxIter is not between 1 and 100000");
+        params.seed = readOptionalWholeNumber(seed, 0, 0, 0x1p53, argument::kmeans::seed,
                                               "Seed is not a whole number from 0 to 2^53");
         const auto result = fitKmeans(observations.values, observations.count, observations.variables, clusters,
                                       params);
@@ -825,14 +822,10 @@ std::unique_ptr<statgpu_lts_result, void (*)(statgpu_lts_result*)>
 StatGpuAddIn::fitLts(const std::vector<double>& y, const std::vector<double>& x, std::size_t n_obs,
                      std::size_t n_vars, const statgpu_lts_params& params)
 {
-    EngineLock lock(*this);
-    statgpu_context* context = engineContext();
-    CallProgress progress(component_context_, "LTSFIT");
-    ProgressScope scope(progress_slot_, progress);
     statgpu_lts_result* result = nullptr;
-    checkEngineStatus(
-        timedEngine([&] { return statgpu_lts(context, y.data(), x.data(), n_obs, n_vars, n_obs, &params, &result); }),
-        context);
+    runEngine("LTSFIT", [&](statgpu_context* context) {
+        return statgpu_lts(context, y.data(), x.data(), n_obs, n_vars, n_obs, &params, &result);
+    });
     return { result, statgpu_lts_result_destroy };
 }
 
@@ -840,17 +833,18 @@ Any SAL_CALL StatGpuAddIn::ltsFit(const Range& y, const Range& x, const Any& alp
                                   const Any& intercept, const Any& seed)
 {
     return guarded([&] {
-        const OutputChoice chosen = readOutput(output, "lts", true, kLtsOutputArgument);
+        const OutputChoice chosen = readOutput(output, "lts", true, argument::ltsFit::output);
         statgpu_lts_params params;
         statgpu_lts_params_init(&params);
         params.alpha = readAlpha(alpha, params.alpha);
         params.intercept = readIntercept(intercept) ? 1 : 0;
         params.criterion = chosen.lms ? STATGPU_LTS_MEDIAN : STATGPU_LTS_SQUARES;
-        params.seed = readOptionalWholeNumber(seed, 0, 0, 0x1p53, kLtsSeedArgument,
+        params.seed = readOptionalWholeNumber(seed, 0, 0, 0x1p53, argument::ltsFit::seed,
                                               "Seed is not a whole number from 0 to 2^53");
         const RegressionRows rows = readRegressionRows(y, x);
         if (rows.count == 0)
-            raiseCalcError(CalcError::IllegalArgument, "Y and X have no row without missing values", kLtsYArgument);
+            raiseCalcError(CalcError::IllegalArgument, "Y and X have no row without missing values",
+                           argument::ltsFit::y);
         // Too few rows for the model, collinear predictors: the engine says
         // which, as Err:502.
         const auto result = fitLts(rows.y, rows.x, rows.count, rows.predictors, params);
@@ -871,10 +865,8 @@ Any StatGpuAddIn::resultTable(const TableMaker& make_tables, const std::string& 
     params.source_row_count = complete.size();
     params.source_rows = rows.data();
     params.table_name = name.c_str();
-    EngineLock lock(*this);
-    statgpu_context* context = engineContext();
     statgpu_table_set* set = nullptr;
-    checkEngineStatus(make_tables(context, &params, &set), context);
+    runEngine("tables", [&](statgpu_context* context) { return make_tables(context, &params, &set); });
     const std::unique_ptr<statgpu_table_set, void (*)(statgpu_table_set*)> owned(set, statgpu_table_set_destroy);
     const statgpu_table* table = statgpu_table_set_find(set, name.c_str());
     if (table == nullptr)

@@ -86,6 +86,9 @@ public:
     OUString SAL_CALL gpuInfo() override;
 
 private:
+    // One engine call, call(context) -> statgpu_status, with everything every
+    // call needs (statgpu_addin.cxx); title names it in the status bar.
+    template <typename Call> void runEngine(const char* title, Call&& call);
     // The engine context, created at first use; the caller holds engine_mutex_.
     statgpu_context* engineContext();
     // The rank-th smallest of numbers (1 <= rank <= size), through the

@@ -38,6 +38,13 @@ enum {
 
 /* ---------------------------------------------------------------- NaN check */
 
+/* Elements [*begin, *end) of block `block` of a pass over count elements. */
+static void sg_pass_range(size_t block, size_t count, size_t *begin, size_t *end)
+{
+    *begin = block * SG_PASS_BLOCK;
+    *end = *begin + SG_PASS_BLOCK < count ? *begin + SG_PASS_BLOCK : count;
+}
+
 typedef struct sg_nan_scan {
     const void   *data;
     statgpu_dtype dtype;
@@ -49,7 +56,8 @@ static void sg_nan_block(void *context, size_t block, int slot)
 {
     (void)slot;
     sg_nan_scan *scan = context;
-    size_t begin = block * SG_PASS_BLOCK, end = begin + SG_PASS_BLOCK < scan->count ? begin + SG_PASS_BLOCK : scan->count;
+    size_t begin, end;
+    sg_pass_range(block, scan->count, &begin, &end);
     int found = 0;
     if (scan->dtype == STATGPU_DTYPE_FLOAT32) {
         const float *values = scan->data;
@@ -207,7 +215,8 @@ static void sg_key_block(void *context, size_t block, int slot)
 {
     (void)slot;
     const sg_key_pass *pass = context;
-    size_t begin = block * SG_PASS_BLOCK, end = begin + SG_PASS_BLOCK < pass->count ? begin + SG_PASS_BLOCK : pass->count;
+    size_t begin, end;
+    sg_pass_range(block, pass->count, &begin, &end);
     for (size_t i = begin; i < end; ++i)
         pass->keys[i] = sg_key_at(pass->data, pass->dtype, i);
 }
@@ -434,7 +443,8 @@ static void sg_key_in_place_block(void *context, size_t block, int slot)
 {
     (void)slot;
     const sg_key_in_place *work = context;
-    size_t begin = block * SG_PASS_BLOCK, end = begin + SG_PASS_BLOCK < work->count ? begin + SG_PASS_BLOCK : work->count;
+    size_t begin, end;
+    sg_pass_range(block, work->count, &begin, &end);
     for (size_t i = begin; i < end; ++i) {
         double value;
         memcpy(&value, &work->data[i], sizeof value);
