@@ -1,0 +1,215 @@
+/*
+ * test_backend_parity.c: every method on the CPU and on CUDA, on the same
+ * problems, compared case by case (as ggml's test-backend-ops compares its
+ * backends). A new method adds its cases to the table at the end.
+ *
+ * What must agree, and how closely:
+ *   order statistics  the same bits (both are exact), float64 and float32,
+ *                     patterns with ties, signed zeros, extremes
+ *   k-means           from the same given centroids: the same labels and
+ *                     sizes, centroids within 1e-12 relative (absolute floor
+ *                     1e-12 x the data's largest magnitude), inertia within
+ *                     1e-11 relative: the GPU sums in another order
+ *   LTS               objectives within 1e-9 relative, the same weights:
+ *                     below 8000 rows both run the same search
+ *
+ * Skipped (exit 77) where CUDA is unusable, unless STATGPU_EXPECT_CUDA=1 says
+ * a GPU must be there.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "statgpu.h"
+#include "test_support.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static statgpu_context *g_cpu, *g_cuda;
+static char             g_skip_reason[512] = "";
+
+static int close_to(double a, double b, double relative, double absolute)
+{
+    return fabs(a - b) <= relative * fabs(b) + absolute;
+}
+
+/* ------------------------------------------------------- order statistics */
+
+static void check_select(const void *data, size_t count, statgpu_dtype dtype, const char *what)
+{
+    const size_t ranks[5] = { 1, count / 4 + 1, (count + 1) / 2, count - count / 10, count };
+    double on_cpu[5], on_cuda[5];
+    statgpu_vector vector = { data, count, dtype, STATGPU_MEMORY_HOST };
+    assert_int_equal(statgpu_vector_select(g_cpu, &vector, ranks, 5, on_cpu), STATGPU_OK);
+    assert_int_equal(statgpu_vector_select(g_cuda, &vector, ranks, 5, on_cuda), STATGPU_OK);
+    for (int j = 0; j < 5; ++j)
+        if (!test_same_bits(on_cpu[j], on_cuda[j]))
+            fail_msg("%s, rank %zu: CPU %.17g, CUDA %.17g", what, ranks[j], on_cpu[j], on_cuda[j]);
+    double cpu_median, cuda_median;
+    assert_int_equal(statgpu_vector_median(g_cpu, &vector, &cpu_median), STATGPU_OK);
+    assert_int_equal(statgpu_vector_median(g_cuda, &vector, &cuda_median), STATGPU_OK);
+    if (!test_same_bits(cpu_median, cuda_median))
+        fail_msg("%s, median: CPU %.17g, CUDA %.17g", what, cpu_median, cuda_median);
+}
+
+static void test_order_statistics(void **state)
+{
+    (void)state;
+    TEST_SKIP_IF(g_skip_reason);
+    const size_t counts[] = { 1, 1000, 1u << 20, 3000017 };
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
+        size_t count = counts[c];
+        double *data = malloc(count * sizeof *data);
+        float *narrow = malloc(count * sizeof *narrow);
+        for (int pattern = 0; pattern < PATTERN_COUNT; ++pattern) {
+            test_fill(data, count, (test_pattern)pattern, 7 + count);
+            char what[128];
+            snprintf(what, sizeof what, "float64 %s n=%zu", test_pattern_names[pattern], count);
+            check_select(data, count, STATGPU_DTYPE_FLOAT64, what);
+            bool finite_floats = true;
+            for (size_t i = 0; i < count; ++i) {
+                narrow[i] = (float)data[i];
+                finite_floats = finite_floats && isfinite(narrow[i]);
+            }
+            if (finite_floats) {
+                snprintf(what, sizeof what, "float32 %s n=%zu", test_pattern_names[pattern], count);
+                check_select(narrow, count, STATGPU_DTYPE_FLOAT32, what);
+            }
+        }
+        free(data);
+        free(narrow);
+    }
+}
+
+/* ---------------------------------------------------------------- k-means */
+
+static void test_kmeans(void **state)
+{
+    (void)state;
+    TEST_SKIP_IF(g_skip_reason);
+    const size_t sizes[][3] = { { 500, 2, 3 }, { 20000, 5, 8 }, { 200000, 8, 16 } };
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
+        size_t n = sizes[s][0], d = sizes[s][1], k = sizes[s][2];
+        double *data = malloc(n * d * sizeof *data), *initial = malloc(k * d * sizeof *initial);
+        test_rng rng = { 41 + s };
+        double largest = 0.0;
+        for (size_t i = 0; i < n; ++i)
+            for (size_t v = 0; v < d; ++v) {
+                double x = 4.0 * (double)(i % k) + (double)v + test_rng_normal(&rng);
+                data[i + n * v] = x;
+                largest = fmax(largest, fabs(x));
+            }
+        for (size_t j = 0; j < k; ++j)
+            for (size_t v = 0; v < d; ++v)
+                initial[j + k * v] = data[(j * 7919) % n + n * v];
+        statgpu_kmeans_params params;
+        statgpu_kmeans_params_init(&params);
+        params.init = STATGPU_KMEANS_INIT_GIVEN;
+        params.initial_centroids = initial;
+        params.max_iterations = 50;
+        statgpu_kmeans_result *cpu = NULL, *cuda = NULL;
+        assert_int_equal(statgpu_kmeans(g_cpu, data, n, d, n, k, &params, &cpu), STATGPU_OK);
+        assert_int_equal(statgpu_kmeans(g_cuda, data, n, d, n, k, &params, &cuda), STATGPU_OK);
+        statgpu_backend_report report;
+        assert_int_equal(statgpu_context_backend_report(g_cuda, &report), STATGPU_OK);
+        if (report.last_used != STATGPU_BACKEND_CUDA)
+            fail_msg("n=%zu: k-means asked for CUDA ran on the CPU: %s", n, report.note);
+        assert_memory_equal(cpu->labels, cuda->labels, n * sizeof *cpu->labels);
+        assert_memory_equal(cpu->cluster_sizes, cuda->cluster_sizes, k * sizeof *cpu->cluster_sizes);
+        assert_int_equal(cpu->iterations, cuda->iterations);
+        for (size_t e = 0; e < k * d; ++e)
+            if (!close_to(cuda->centroids[e], cpu->centroids[e], 1e-12, 1e-12 * largest))
+                fail_msg("n=%zu: centroid entry %zu: CPU %.17g, CUDA %.17g", n, e, cpu->centroids[e],
+                         cuda->centroids[e]);
+        if (!close_to(cuda->inertia, cpu->inertia, 1e-11, 0.0))
+            fail_msg("n=%zu: inertia CPU %.17g, CUDA %.17g", n, cpu->inertia, cuda->inertia);
+        statgpu_kmeans_result_destroy(cpu);
+        statgpu_kmeans_result_destroy(cuda);
+        free(data);
+        free(initial);
+    }
+}
+
+/* -------------------------------------------------------------------- LTS */
+
+static void test_lts(void **state)
+{
+    (void)state;
+    TEST_SKIP_IF(g_skip_reason);
+    const size_t sizes[][2] = { { 60, 1 }, { 500, 3 }, { 5000, 5 } };
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
+        size_t n = sizes[s][0], p = sizes[s][1];
+        double *y = malloc(n * sizeof *y), *x = malloc(n * p * sizeof *x);
+        test_rng rng = { 101 + s };
+        for (size_t i = 0; i < n; ++i) {
+            double fit = 1.0;
+            for (size_t v = 0; v < p; ++v) {
+                x[i + n * v] = test_rng_normal(&rng);
+                fit += (double)(v + 1) * x[i + n * v];
+            }
+            y[i] = fit + 0.5 * test_rng_normal(&rng) + (i % 5 == 0 ? 25.0 : 0.0);
+        }
+        statgpu_lts_result *cpu = NULL, *cuda = NULL;
+        assert_int_equal(statgpu_lts(g_cpu, y, x, n, p, n, NULL, &cpu), STATGPU_OK);
+        assert_int_equal(statgpu_lts(g_cuda, y, x, n, p, n, NULL, &cuda), STATGPU_OK);
+        statgpu_backend_report report;
+        assert_int_equal(statgpu_context_backend_report(g_cuda, &report), STATGPU_OK);
+        if (report.last_used != STATGPU_BACKEND_CUDA)
+            fail_msg("n=%zu: LTS asked for CUDA ran on the CPU: %s", n, report.note);
+        if (!close_to(cuda->objective, cpu->objective, 1e-9, 0.0))
+            fail_msg("n=%zu p=%zu: objective CPU %.17g, CUDA %.17g", n, p, cpu->objective, cuda->objective);
+        assert_memory_equal(cpu->weights, cuda->weights, n * sizeof *cpu->weights);
+        statgpu_lts_result_destroy(cpu);
+        statgpu_lts_result_destroy(cuda);
+        free(y);
+        free(x);
+    }
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    statgpu_context_params params;
+    statgpu_context_params_init(&params);
+    params.backend = STATGPU_BACKEND_CPU;
+    if (statgpu_context_create(&params, &g_cpu) != STATGPU_OK)
+        return -1;
+    params.backend = STATGPU_BACKEND_CUDA;
+    if (statgpu_context_create(&params, &g_cuda) != STATGPU_OK)
+        return -1;
+    statgpu_backend_report report;
+    statgpu_context_backend_report(g_cuda, &report);
+    if (!report.cuda_available)
+        snprintf(g_skip_reason, sizeof g_skip_reason, "no usable CUDA backend: %s", report.note);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    statgpu_context_destroy(g_cpu);
+    statgpu_context_destroy(g_cuda);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_order_statistics),
+        cmocka_unit_test(test_kmeans),
+        cmocka_unit_test(test_lts),
+    };
+    int failures = cmocka_run_group_tests(tests, setup, teardown);
+    const char *expect = getenv("STATGPU_EXPECT_CUDA");
+    if (g_skip_reason[0] != '\0' && expect != NULL && strcmp(expect, "1") == 0) {
+        printf("FAILED: STATGPU_EXPECT_CUDA=1 and %s\n", g_skip_reason);
+        return 1;
+    }
+    return test_exit_code(failures, g_skip_reason);
+}
