@@ -18,6 +18,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <tuple>
 #include <new>
 
 #if defined(__GNUC__)
@@ -205,82 +206,56 @@ statgpu_cuda_status state_create(int device, statgpu_cuda_state **out_state,
     return STATGPU_CUDA_OK;
 }
 
-statgpu_cuda_status select_ranks_entry(statgpu_cuda_state *state, const statgpu_cuda_array *array,
-                                       const size_t *ranks, size_t rank_count, int method, double *results,
-                                       statgpu_cuda_timing *timing, char *msg, size_t msg_bytes)
-{
-    try {
-        return select_ranks(state, array, ranks, rank_count, method, results, timing, msg, msg_bytes);
-    } catch (...) {  /* nothing may unwind into the engine's C code */
-        write_message(msg, msg_bytes, "GPU selection: unexpected failure");
-        return STATGPU_CUDA_ERROR;
-    }
-}
+/* Every entry that reports through msg runs inside Guarded::call: the C++
+ * inside may throw (std::bad_alloc from host containers), and nothing may
+ * unwind into the engine's C code. msg and msg_bytes are every such entry's
+ * last two parameters. */
+template <const char *What, auto Entry> struct Guarded;
 
-/* Every entry below catches what the C++ inside may throw (std::bad_alloc
- * from host containers): nothing may unwind into the engine's C code. */
-statgpu_cuda_status kmeans_begin_entry(statgpu_cuda_state *state, const double *data, size_t n_obs,
-                                       size_t n_vars, size_t ld, size_t k,
-                                       statgpu_cuda_kmeans_session **out_session, statgpu_cuda_timing *timing,
-                                       char *msg, size_t msg_bytes)
-{
-    try {
-        return kmeans_begin(state, data, n_obs, n_vars, ld, k, out_session, timing, msg, msg_bytes);
-    } catch (...) {
-        write_message(msg, msg_bytes, "GPU k-means: unexpected failure");
-        return STATGPU_CUDA_ERROR;
+template <const char *What, typename... Args, statgpu_cuda_status (*Entry)(Args...)>
+struct Guarded<What, Entry> {
+    static statgpu_cuda_status call(Args... args)
+    {
+        try {
+            return Entry(args...);
+        } catch (...) {
+            auto arguments = std::forward_as_tuple(args...);
+            constexpr size_t count = sizeof...(Args);
+            write_message(std::get<count - 2>(arguments), std::get<count - 1>(arguments), "%s: unexpected failure",
+                          What);
+            return STATGPU_CUDA_ERROR;
+        }
     }
-}
+};
 
-statgpu_cuda_status kmeans_lloyd_entry(statgpu_cuda_kmeans_session *session, size_t max_iterations,
-                                       double absolute_tolerance, statgpu_cuda_cancel_fn cancelled,
-                                       void *cancel_user_data, statgpu_cuda_kmeans_run *run,
-                                       statgpu_cuda_timing *timing, char *msg, size_t msg_bytes)
-{
-    try {
-        return kmeans_lloyd(session, max_iterations, absolute_tolerance, cancelled, cancel_user_data, run,
-                            timing, msg, msg_bytes);
-    } catch (...) {
-        write_message(msg, msg_bytes, "GPU k-means: unexpected failure");
-        return STATGPU_CUDA_ERROR;
-    }
-}
+constexpr char kDevice[] = "CUDA device";
+constexpr char kSelection[] = "GPU selection";
+constexpr char kKmeans[] = "GPU k-means";
+constexpr char kLts[] = "GPU least trimmed squares";
 
-statgpu_cuda_status lts_begin_entry(statgpu_cuda_state *state, const double *x, size_t n, size_t p, size_t ld,
-                                    const double *y, statgpu_cuda_lts_session **out_session,
-                                    statgpu_cuda_timing *timing, char *msg, size_t msg_bytes)
-{
-    try {
-        return lts_begin(state, x, n, p, ld, y, out_session, timing, msg, msg_bytes);
-    } catch (...) {
-        write_message(msg, msg_bytes, "GPU least trimmed squares: unexpected failure");
-        return STATGPU_CUDA_ERROR;
-    }
-}
+const statgpu_cuda_select_i select_table = {
+    Guarded<kSelection, select_ranks>::call,
+};
 
-statgpu_cuda_status lts_csteps_entry(statgpu_cuda_lts_session *session, size_t h, const double *coef, size_t m,
-                                     double *kth, double *objective, double *gram, double *xty,
-                                     statgpu_cuda_timing *timing, char *msg, size_t msg_bytes)
-{
-    try {
-        return lts_csteps(session, h, coef, m, kth, objective, gram, xty, timing, msg, msg_bytes);
-    } catch (...) {
-        write_message(msg, msg_bytes, "GPU least trimmed squares: unexpected failure");
-        return STATGPU_CUDA_ERROR;
-    }
-}
+const statgpu_cuda_kmeans_i kmeans_table = {
+    Guarded<kKmeans, kmeans_begin>::call,
+    Guarded<kKmeans, kmeans_lloyd>::call,
+    kmeans_end,
+};
+
+const statgpu_cuda_lts_i lts_table = {
+    Guarded<kLts, lts_begin>::call,
+    Guarded<kLts, lts_csteps>::call,
+    lts_end,
+};
 
 const statgpu_cuda_module_i module_table = {
     STATGPU_CUDA_MODULE_API_VERSION,
-    state_create,
+    Guarded<kDevice, state_create>::call,
     destroy_state,
-    select_ranks_entry,
-    kmeans_begin_entry,
-    kmeans_lloyd_entry,
-    kmeans_end,
-    lts_begin_entry,
-    lts_csteps_entry,
-    lts_end,
+    &select_table,
+    &kmeans_table,
+    &lts_table,
 };
 
 } /* namespace */

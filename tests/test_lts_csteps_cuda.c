@@ -117,24 +117,24 @@ static void run_problem(const problem *pr, int exact_sums)
     const size_t n = pr->n, p = pr->p, m = pr->m;
     statgpu_cuda_lts_session *session = NULL;
     char msg[256] = "";
-    statgpu_cuda_status status = g_module->lts_begin(g_state, pr->x, n, p, n, pr->y, &session, NULL, msg, sizeof msg);
+    statgpu_cuda_status status = g_module->lts->begin(g_state, pr->x, n, p, n, pr->y, &session, NULL, msg, sizeof msg);
     if (status != STATGPU_CUDA_OK)
         fail_msg("lts_begin: %s", msg);
     double *kth = malloc(m * sizeof(double)), *objective = malloc(m * sizeof(double));
     double *gram = malloc(m * p * p * sizeof(double)), *xty = malloc(m * p * sizeof(double));
-    status = g_module->lts_csteps(session, pr->h, pr->coef, m, kth, objective, gram, xty, NULL, msg, sizeof msg);
+    status = g_module->lts->csteps(session, pr->h, pr->coef, m, kth, objective, gram, xty, NULL, msg, sizeof msg);
     if (status != STATGPU_CUDA_OK)
         fail_msg("lts_csteps: %s", msg);
 
     /* Only the threshold, as least median of squares asks. */
     double *kth_only = malloc(m * sizeof(double));
-    status = g_module->lts_csteps(session, pr->h, pr->coef, m, kth_only, NULL, NULL, NULL, NULL, msg, sizeof msg);
+    status = g_module->lts->csteps(session, pr->h, pr->coef, m, kth_only, NULL, NULL, NULL, NULL, msg, sizeof msg);
     if (status != STATGPU_CUDA_OK)
         fail_msg("lts_csteps (threshold only): %s", msg);
 
     /* Twice the same call: the same bits. */
     double *objective_again = malloc(m * sizeof(double)), *gram_again = malloc(m * p * p * sizeof(double));
-    status = g_module->lts_csteps(session, pr->h, pr->coef, m, NULL, objective_again, gram_again, NULL, NULL, msg,
+    status = g_module->lts->csteps(session, pr->h, pr->coef, m, NULL, objective_again, gram_again, NULL, NULL, msg,
                                   sizeof msg);
     if (status != STATGPU_CUDA_OK)
         fail_msg("lts_csteps (again): %s", msg);
@@ -181,7 +181,7 @@ static void run_problem(const problem *pr, int exact_sums)
     free(gram);
     free(gram_again);
     free(xty);
-    g_module->lts_end(session);
+    g_module->lts->end(session);
 }
 
 /* y = x b_true + noise, with a share of gross outliers; an intercept column

@@ -168,16 +168,7 @@ typedef struct sg_kmeans_scan {
 
 /* One Lloyd run. centroids holds the initial centroids on entry and the
  * final ones on return; the arrays belong to the caller. */
-typedef struct sg_kmeans_run {
-    double  *centroids;      /* k x n_vars, leading dimension k */
-    int32_t *labels;         /* n_obs */
-    size_t  *cluster_sizes;  /* k */
-    double  *within_ss;      /* k */
-    double   inertia;
-    size_t   iterations;
-    bool     converged;
-    size_t   reseed_count;
-} sg_kmeans_run;
+typedef statgpu_cuda_kmeans_run sg_kmeans_run;  /* one struct for the CPU and the CUDA module */
 
 /* Cancellation between iterations: run r of run_count asks the context's
  * progress callback once per iteration. */

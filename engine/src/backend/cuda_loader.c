@@ -22,6 +22,18 @@
 
 #define SG_CUDA_MODULE_FILE "libstatgpu_cuda.so"
 
+/* The module's integer codes are the public header's enumerators. */
+_Static_assert(STATGPU_CUDA_FLOAT64 == (int)STATGPU_DTYPE_FLOAT64 && STATGPU_CUDA_FLOAT32 == (int)STATGPU_DTYPE_FLOAT32,
+               "the module's element types are statgpu_dtype's");
+_Static_assert(STATGPU_CUDA_HOST_MEMORY == (int)STATGPU_MEMORY_HOST
+                   && STATGPU_CUDA_DEVICE_MEMORY == (int)STATGPU_MEMORY_CUDA_DEVICE,
+               "the module's memory kinds are statgpu_memory's (HOST_SCRATCH is passed as HOST)");
+_Static_assert(STATGPU_CUDA_SELECT_AUTO == (int)STATGPU_SELECT_AUTO
+                   && STATGPU_CUDA_SELECT_CUTTING_PLANE == (int)STATGPU_SELECT_CUTTING_PLANE
+                   && STATGPU_CUDA_SELECT_RADIX == (int)STATGPU_SELECT_RADIX
+                   && STATGPU_CUDA_SELECT_SORT == (int)STATGPU_SELECT_SORT,
+               "the module's selection methods are statgpu_select_method's");
+
 static pthread_once_t               g_load_once = PTHREAD_ONCE_INIT;
 static const statgpu_cuda_module_i *g_module;
 static char                         g_reason[384];

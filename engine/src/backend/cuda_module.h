@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 /* Raised whenever the table below changes shape or meaning. */
-#define STATGPU_CUDA_MODULE_API_VERSION 3u
+#define STATGPU_CUDA_MODULE_API_VERSION 4u
 
 #define STATGPU_CUDA_MODULE_INIT_SYMBOL "statgpu_cuda_module_init"
 
@@ -97,16 +97,12 @@ typedef int (*statgpu_cuda_cancel_fn)(void *user_data);
 /* The design matrix and response of one LTS call, resident on the device. */
 typedef struct statgpu_cuda_lts_session statgpu_cuda_lts_session;
 
-typedef struct statgpu_cuda_module_i {
-    uint32_t api_version;  /* STATGPU_CUDA_MODULE_API_VERSION */
+/* Each method's entries are a table of their own; the module table points
+ * at one per method, NULL where the module does not provide that method
+ * (the engine then runs it on the CPU and says so). Every entry that takes
+ * msg writes why it failed there and never lets an exception escape. */
 
-    /* Binds to device `device`, creates a stream and an empty workspace. */
-    statgpu_cuda_status (*state_create)(int device, statgpu_cuda_state **out_state,
-                                        statgpu_cuda_device_info *out_info,
-                                        char *msg, size_t msg_bytes);
-    /* Frees everything; NULL is a no-op. */
-    void (*state_destroy)(statgpu_cuda_state *state);
-
+typedef struct statgpu_cuda_select_i {
     /* Exact order statistics: results[j] is the ranks[j]-th smallest
      * (1-based) of the array in IEEE total order (-0.0 before +0.0), floats
      * widened exactly to double. ranks are ascending and distinct,
@@ -117,43 +113,60 @@ typedef struct statgpu_cuda_module_i {
                                         const size_t *ranks, size_t rank_count, int method,
                                         double *results, statgpu_cuda_timing *timing,
                                         char *msg, size_t msg_bytes);
+} statgpu_cuda_select_i;
 
-    /* k-means. kmeans_begin copies host data (n_obs x n_vars, column-major,
-     * leading dimension ld; finite) to the device for clustering into k
-     * clusters. kmeans_lloyd runs Lloyd's iterations from run->centroids
-     * with the CPU path's rules (sg_cpu_kmeans_lloyd): absolute_tolerance
-     * bounds the sum of squared centroid moves, 0 stops only when no label
-     * changes; a final assignment pass when the run stops on the tolerance
-     * or at max_iterations; empty clusters re-seeded with the farthest
-     * observation of a cluster that keeps another. cancelled may be NULL.
+typedef struct statgpu_cuda_kmeans_i {
+    /* begin copies host data (n_obs x n_vars, column-major, leading
+     * dimension ld; finite) to the device for clustering into k clusters.
+     * lloyd runs Lloyd's iterations from run->centroids with the CPU path's
+     * rules (sg_cpu_kmeans_lloyd): absolute_tolerance bounds the sum of
+     * squared centroid moves, 0 stops only when no label changes; a final
+     * assignment pass when the run stops on the tolerance or at
+     * max_iterations; empty clusters re-seeded with the farthest observation
+     * of a cluster that keeps another. cancelled may be NULL.
      * STATGPU_CUDA_INVALID_ARGUMENT when an empty cluster cannot be
-     * re-seeded. kmeans_end frees the session; NULL is a no-op. */
-    statgpu_cuda_status (*kmeans_begin)(statgpu_cuda_state *state, const double *data, size_t n_obs,
-                                        size_t n_vars, size_t ld, size_t k,
-                                        statgpu_cuda_kmeans_session **out_session,
-                                        statgpu_cuda_timing *timing, char *msg, size_t msg_bytes);
-    statgpu_cuda_status (*kmeans_lloyd)(statgpu_cuda_kmeans_session *session, size_t max_iterations,
-                                        double absolute_tolerance, statgpu_cuda_cancel_fn cancelled,
-                                        void *cancel_user_data, statgpu_cuda_kmeans_run *run,
-                                        statgpu_cuda_timing *timing, char *msg, size_t msg_bytes);
-    void (*kmeans_end)(statgpu_cuda_kmeans_session *session);
+     * re-seeded. end frees the session; NULL is a no-op. */
+    statgpu_cuda_status (*begin)(statgpu_cuda_state *state, const double *data, size_t n_obs, size_t n_vars,
+                                 size_t ld, size_t k, statgpu_cuda_kmeans_session **out_session,
+                                 statgpu_cuda_timing *timing, char *msg, size_t msg_bytes);
+    statgpu_cuda_status (*lloyd)(statgpu_cuda_kmeans_session *session, size_t max_iterations,
+                                 double absolute_tolerance, statgpu_cuda_cancel_fn cancelled,
+                                 void *cancel_user_data, statgpu_cuda_kmeans_run *run,
+                                 statgpu_cuda_timing *timing, char *msg, size_t msg_bytes);
+    void (*end)(statgpu_cuda_kmeans_session *session);
+} statgpu_cuda_kmeans_i;
 
-    /* Least trimmed squares. lts_begin copies the design x (n x p,
-     * column-major, leading dimension ld) and the response y (n) to the
-     * device. lts_csteps evaluates m coefficient vectors at once with the
-     * meaning of sg_cpu_lts_csteps (engine/src/internal.h): for vector j
-     * (coef + p*j) the residuals of all n rows, the h-subset of the h
-     * smallest squared residuals (ties to the lower row index), and
-     * kth[j], objective[j], gram (p x p at gram + p*p*j) and xty (p at
-     * xty + p*j); an output pointer that is NULL is not computed.
-     * lts_end frees the session; NULL is a no-op. */
-    statgpu_cuda_status (*lts_begin)(statgpu_cuda_state *state, const double *x, size_t n, size_t p,
-                                     size_t ld, const double *y, statgpu_cuda_lts_session **out_session,
-                                     statgpu_cuda_timing *timing, char *msg, size_t msg_bytes);
-    statgpu_cuda_status (*lts_csteps)(statgpu_cuda_lts_session *session, size_t h, const double *coef,
-                                      size_t m, double *kth, double *objective, double *gram, double *xty,
-                                      statgpu_cuda_timing *timing, char *msg, size_t msg_bytes);
-    void (*lts_end)(statgpu_cuda_lts_session *session);
+typedef struct statgpu_cuda_lts_i {
+    /* begin copies the design x (n x p, column-major, leading dimension ld)
+     * and the response y (n) to the device. csteps evaluates m coefficient
+     * vectors at once with the meaning of sg_cpu_lts_csteps
+     * (engine/src/internal.h): for vector j (coef + p*j) the residuals of all
+     * n rows, the h-subset of the h smallest squared residuals (ties to the
+     * lower row index), and kth[j], objective[j], gram (p x p at gram +
+     * p*p*j) and xty (p at xty + p*j); an output pointer that is NULL is not
+     * computed. end frees the session; NULL is a no-op. */
+    statgpu_cuda_status (*begin)(statgpu_cuda_state *state, const double *x, size_t n, size_t p, size_t ld,
+                                 const double *y, statgpu_cuda_lts_session **out_session,
+                                 statgpu_cuda_timing *timing, char *msg, size_t msg_bytes);
+    statgpu_cuda_status (*csteps)(statgpu_cuda_lts_session *session, size_t h, const double *coef, size_t m,
+                                  double *kth, double *objective, double *gram, double *xty,
+                                  statgpu_cuda_timing *timing, char *msg, size_t msg_bytes);
+    void (*end)(statgpu_cuda_lts_session *session);
+} statgpu_cuda_lts_i;
+
+typedef struct statgpu_cuda_module_i {
+    uint32_t api_version;  /* STATGPU_CUDA_MODULE_API_VERSION */
+
+    /* Binds to device `device`, creates a stream and an empty workspace. */
+    statgpu_cuda_status (*state_create)(int device, statgpu_cuda_state **out_state,
+                                        statgpu_cuda_device_info *out_info,
+                                        char *msg, size_t msg_bytes);
+    /* Frees everything; NULL is a no-op. */
+    void (*state_destroy)(statgpu_cuda_state *state);
+
+    const statgpu_cuda_select_i *select;  /* each NULL when not provided */
+    const statgpu_cuda_kmeans_i *kmeans;
+    const statgpu_cuda_lts_i    *lts;
 } statgpu_cuda_module_i;
 
 typedef const statgpu_cuda_module_i *(*statgpu_cuda_module_init_fn)(uint32_t engine_api_version);

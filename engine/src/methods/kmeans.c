@@ -76,7 +76,7 @@ static statgpu_kmeans_result *sg_kmeans_result_create(size_t n_obs, size_t n_var
 static sg_kmeans_run sg_run_of(statgpu_kmeans_result *result)
 {
     sg_kmeans_run run = { result->centroids, result->labels, result->cluster_sizes, result->within_ss,
-                          0.0, 0, false, 0 };
+                          0.0, 0, 0, 0 };
     return run;
 }
 

@@ -5,12 +5,18 @@
  */
 #include "internal.h"
 
+#include <stdio.h>
+
 statgpu_cuda_status sg_cuda_kmeans_begin(statgpu_context *context, const sg_kmeans_problem *problem,
                                          statgpu_cuda_kmeans_session **session, statgpu_cuda_timing *timing,
                                          char *message, size_t message_bytes)
 {
     const statgpu_cuda_module_i *module = sg_cuda_module(NULL);
-    return module->kmeans_begin(context->cuda_state, problem->data, problem->n_obs, problem->n_vars, problem->ld,
+    if (module == NULL || module->kmeans == NULL) {
+        snprintf(message, message_bytes, "the CUDA module has no k-means");
+        return STATGPU_CUDA_NO_DEVICE;
+    }
+    return module->kmeans->begin(context->cuda_state, problem->data, problem->n_obs, problem->n_vars, problem->ld,
                                 problem->k, session, timing, message, message_bytes);
 }
 
@@ -38,21 +44,13 @@ statgpu_cuda_status sg_cuda_kmeans_lloyd(statgpu_cuda_kmeans_session *session, s
 {
     const statgpu_cuda_module_i *module = sg_cuda_module(NULL);
     sg_kmeans_cancel cancel = { progress, max_iterations, 0 };
-    statgpu_cuda_kmeans_run device_run = { run->centroids, run->labels, run->cluster_sizes, run->within_ss,
-                                           0.0, 0, 0, 0 };
-    statgpu_cuda_status status = module->kmeans_lloyd(session, max_iterations, absolute_tolerance,
-                                                      sg_kmeans_cancelled, &cancel, &device_run, timing,
-                                                      message, message_bytes);
-    run->inertia = device_run.inertia;
-    run->iterations = device_run.iterations;
-    run->converged = device_run.converged != 0;
-    run->reseed_count = device_run.reseed_count;
-    return status;
+    return module->kmeans->lloyd(session, max_iterations, absolute_tolerance, sg_kmeans_cancelled, &cancel, run,
+                                 timing, message, message_bytes);
 }
 
 void sg_cuda_kmeans_end(statgpu_cuda_kmeans_session *session)
 {
     const statgpu_cuda_module_i *module = sg_cuda_module(NULL);
-    if (session != NULL && module != NULL)
-        module->kmeans_end(session);
+    if (session != NULL && module != NULL && module->kmeans != NULL)
+        module->kmeans->end(session);
 }

@@ -230,7 +230,7 @@ static statgpu_status sg_lts_evaluate(sg_lts_evaluator *evaluator, size_t h, con
     if (evaluator->session != NULL) {
         char message[256] = "";
         statgpu_cuda_timing timing = { 0.0, 0.0 };
-        statgpu_cuda_status status = evaluator->module->lts_csteps(evaluator->session, h, coef, m, kth, objective,
+        statgpu_cuda_status status = evaluator->module->lts->csteps(evaluator->session, h, coef, m, kth, objective,
                                                                    gram, xty, &timing, message, sizeof message);
         if (status == STATGPU_CUDA_OK) {
             evaluator->compute_seconds += timing.compute_seconds;
@@ -239,7 +239,7 @@ static statgpu_status sg_lts_evaluate(sg_lts_evaluator *evaluator, size_t h, con
         }
         snprintf(evaluator->failure, sizeof evaluator->failure, "%s",
                  message[0] != '\0' ? message : "the C-steps failed on the GPU");
-        evaluator->module->lts_end(evaluator->session);
+        evaluator->module->lts->end(evaluator->session);
         evaluator->session = NULL;
     }
     return sg_cpu_lts_csteps(evaluator->problem, h, coef, m, kth, objective, gram, xty);
@@ -1213,11 +1213,11 @@ static void sg_lts_choose_backend(statgpu_context *context, const sg_lts_problem
     const statgpu_cuda_module_i *module = NULL;
     if (sg_dispatch_cuda_ready(context, message, sizeof message)) {
         module = sg_cuda_module(NULL);
-        if (module == NULL || module->lts_begin == NULL || module->lts_csteps == NULL || module->lts_end == NULL)
+        if (module == NULL || module->lts == NULL)
             snprintf(message, sizeof message, "the CUDA module has no LTS kernels");
         else {
             statgpu_cuda_timing timing = { 0.0, 0.0 };
-            status = module->lts_begin(context->cuda_state, problem->x, problem->n, problem->p, problem->n,
+            status = module->lts->begin(context->cuda_state, problem->x, problem->n, problem->p, problem->n,
                                        problem->y, &evaluator->session, &timing, message, sizeof message);
             if (status == STATGPU_CUDA_OK) {
                 evaluator->module = module;
@@ -1523,7 +1523,7 @@ statgpu_status statgpu_lts(statgpu_context *context, const double *y, const doub
     status = sg_succeed(context);
 done:
     if (evaluator.session != NULL)
-        evaluator.module->lts_end(evaluator.session);
+        evaluator.module->lts->end(evaluator.session);
     statgpu_lts_result_destroy(result);
     sg_lts_data_free(&data);
     free(standard);
