@@ -206,6 +206,23 @@ statgpu_cuda_status state_create(int device, statgpu_cuda_state **out_state,
     return STATGPU_CUDA_OK;
 }
 
+statgpu_cuda_status copy_to_host(statgpu_cuda_state *state, const void *device, size_t bytes, void *host, char *msg,
+                                 size_t msg_bytes)
+{
+    if (state == nullptr || device == nullptr || host == nullptr) {
+        write_message(msg, msg_bytes, "copy_to_host: a NULL argument");
+        return STATGPU_CUDA_INVALID_ARGUMENT;
+    }
+    cudaError_t error = cudaSetDevice(state->device);
+    if (error == cudaSuccess)
+        error = cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, state->stream);
+    if (error == cudaSuccess)
+        error = cudaStreamSynchronize(state->stream);
+    if (error != cudaSuccess)
+        return report_cuda_error(error, "copying device data to the host", msg, msg_bytes);
+    return STATGPU_CUDA_OK;
+}
+
 /* Every entry that reports through msg runs inside Guarded::call: the C++
  * inside may throw (std::bad_alloc from host containers), and nothing may
  * unwind into the engine's C code. msg and msg_bytes are every such entry's
@@ -253,6 +270,7 @@ const statgpu_cuda_module_i module_table = {
     STATGPU_CUDA_MODULE_API_VERSION,
     Guarded<kDevice, state_create>::call,
     destroy_state,
+    Guarded<kDevice, copy_to_host>::call,
     &select_table,
     &kmeans_table,
     &lts_table,

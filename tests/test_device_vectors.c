@@ -2,7 +2,7 @@
  * test_device_vectors.c: order statistics of data already in GPU memory
  * (statgpu_vector with STATGPU_MEMORY_CUDA_DEVICE), float64 and float32, with
  * every selection method, against a sort on the host; NaN on the device; the
- * device data left unchanged. Part of the GPU tier: where no CUDA device is
+ * device data left unchanged; k-means and LTS on device matrices. Part of the GPU tier: where no CUDA device is
  * usable every test is reported as skipped and the binary exits 77.
  */
 #include <setjmp.h>
@@ -177,6 +177,73 @@ static void test_host_data_report_transfer(void **state)
     statgpu_context_destroy(context);
 }
 
+/* Matrices in device memory (statgpu_matrix): k-means and LTS on float64
+ * and float32 device data, with a leading dimension, give the bits of the
+ * same calls on the same values in host memory; a context that asks for the
+ * CPU refuses device data with STATGPU_ERROR_BACKEND. */
+static void test_device_matrices(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_DEVICE();
+    statgpu_context *context = make_context(STATGPU_SELECT_AUTO);
+    enum { n = 4000, d = 3, ld = 4003, k = 5 };
+    test_rng rng = { 19 };
+    double *host = malloc(ld * d * sizeof *host);
+    float *narrow = malloc(ld * d * sizeof *narrow);
+    for (size_t c = 0; c < (size_t)ld * d; ++c) {
+        host[c] = 3.0 * (double)(c % k) + test_rng_normal(&rng);
+        narrow[c] = (float)host[c];
+    }
+    for (int as_float = 0; as_float < 2; ++as_float) {
+        size_t bytes = (size_t)ld * d * (as_float ? sizeof(float) : sizeof(double));
+        const void *values = as_float ? (const void *)narrow : (const void *)host;
+        void *device = to_device(values, bytes);
+        statgpu_dtype dtype = as_float ? STATGPU_DTYPE_FLOAT32 : STATGPU_DTYPE_FLOAT64;
+        statgpu_matrix on_host = { values, n, d, ld, dtype, STATGPU_MEMORY_HOST };
+        statgpu_matrix on_device = { device, n, d, ld, dtype, STATGPU_MEMORY_CUDA_DEVICE };
+
+        statgpu_kmeans_result *a = NULL, *b = NULL;
+        assert_int_equal(statgpu_kmeans_matrix(context, &on_host, k, NULL, &a), STATGPU_OK);
+        assert_int_equal(statgpu_kmeans_matrix(context, &on_device, k, NULL, &b), STATGPU_OK);
+        assert_memory_equal(a->labels, b->labels, n * sizeof *a->labels);
+        assert_memory_equal(a->centroids, b->centroids, k * d * sizeof *a->centroids);
+        assert_true(test_same_bits(a->inertia, b->inertia));
+        statgpu_kmeans_result_destroy(a);
+        statgpu_kmeans_result_destroy(b);
+
+        /* LTS of column 0 on columns 1 and 2, from the same device buffer. */
+        statgpu_vector y_host = { values, n, dtype, STATGPU_MEMORY_HOST };
+        statgpu_vector y_device = { device, n, dtype, STATGPU_MEMORY_CUDA_DEVICE };
+        size_t item = as_float ? sizeof(float) : sizeof(double);
+        statgpu_matrix x_host = { (const char *)values + ld * item, n, d - 1, ld, dtype, STATGPU_MEMORY_HOST };
+        statgpu_matrix x_device = { (const char *)device + ld * item, n, d - 1, ld, dtype,
+                                    STATGPU_MEMORY_CUDA_DEVICE };
+        statgpu_lts_result *c = NULL, *e = NULL;
+        assert_int_equal(statgpu_lts_matrix(context, &y_host, &x_host, NULL, &c), STATGPU_OK);
+        assert_int_equal(statgpu_lts_matrix(context, &y_device, &x_device, NULL, &e), STATGPU_OK);
+        assert_memory_equal(c->coefficients, e->coefficients, c->p * sizeof *c->coefficients);
+        assert_memory_equal(c->weights, e->weights, n * sizeof *c->weights);
+        statgpu_lts_result_destroy(c);
+        statgpu_lts_result_destroy(e);
+        assert_int_equal(cudaFree(device), cudaSuccess);
+    }
+    statgpu_context_params params;
+    statgpu_context_params_init(&params);
+    params.backend = STATGPU_BACKEND_CPU;
+    statgpu_context *cpu = NULL;
+    assert_int_equal(statgpu_context_create(&params, &cpu), STATGPU_OK);
+    void *device = to_device(host, (size_t)ld * d * sizeof(double));
+    statgpu_matrix on_device = { device, n, d, ld, STATGPU_DTYPE_FLOAT64, STATGPU_MEMORY_CUDA_DEVICE };
+    statgpu_kmeans_result *none = NULL;
+    assert_int_equal(statgpu_kmeans_matrix(cpu, &on_device, k, NULL, &none), STATGPU_ERROR_BACKEND);
+    assert_null(none);
+    assert_int_equal(cudaFree(device), cudaSuccess);
+    statgpu_context_destroy(cpu);
+    statgpu_context_destroy(context);
+    free(host);
+    free(narrow);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -202,6 +269,7 @@ int main(void)
         cmocka_unit_test(test_device_data_every_method),
         cmocka_unit_test(test_nan_on_the_device),
         cmocka_unit_test(test_host_data_report_transfer),
+        cmocka_unit_test(test_device_matrices),
     };
     int failures = cmocka_run_group_tests_name("device_vectors[cuda]", tests, setup, NULL);
     return test_exit_code(failures, g_skip_reason);

@@ -509,6 +509,65 @@ static void test_fewer_distinct_rows_than_k(void **state)
     assert_non_null(strstr(statgpu_context_last_error(g_context), "distinct"));
 }
 
+/* statgpu_kmeans_matrix: a host float64 matrix with a leading dimension
+ * gives the bits of statgpu_kmeans on the same numbers; a float32 matrix the
+ * bits of statgpu_kmeans on its values widened; every bad description is
+ * refused with what is wrong. (Device matrices: test_device_vectors.c.) */
+static void test_matrix_arguments(void **state)
+{
+    (void)state;
+    size_t n = 3000, d = 3, ld = 3005, k = 4;
+    double *data = make_blobs(n, d, ld, 4, 3.0, 23);
+    statgpu_kmeans_params params;
+    statgpu_kmeans_params_init(&params);
+    params.seed = 5;
+    statgpu_kmeans_result *expected = fit(g_context, data, n, d, ld, k, &params);
+    statgpu_matrix matrix = { data, n, d, ld, STATGPU_DTYPE_FLOAT64, STATGPU_MEMORY_HOST };
+    statgpu_kmeans_result *result = NULL;
+    assert_int_equal(statgpu_kmeans_matrix(g_context, &matrix, k, &params, &result), STATGPU_OK);
+    assert_same_bits(result, expected);
+    statgpu_kmeans_result_destroy(result);
+    statgpu_kmeans_result_destroy(expected);
+
+    float *narrow = malloc(ld * d * sizeof *narrow);
+    double *widened = malloc(n * d * sizeof *widened);
+    for (size_t v = 0; v < d; ++v)
+        for (size_t i = 0; i < n; ++i) {
+            narrow[i + ld * v] = (float)data[i + ld * v];
+            widened[i + n * v] = (double)narrow[i + ld * v];
+        }
+    expected = fit(g_context, widened, n, d, n, k, &params);
+    statgpu_matrix floats = { narrow, n, d, ld, STATGPU_DTYPE_FLOAT32, STATGPU_MEMORY_HOST };
+    assert_int_equal(statgpu_kmeans_matrix(g_context, &floats, k, &params, &result), STATGPU_OK);
+    assert_same_bits(result, expected);
+    statgpu_kmeans_result_destroy(result);
+    statgpu_kmeans_result_destroy(expected);
+
+    statgpu_matrix bad = matrix;
+    bad.ld = n - 1;
+    result = (statgpu_kmeans_result *)1;
+    assert_int_equal(statgpu_kmeans_matrix(g_context, &bad, k, &params, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_null(result);
+    assert_non_null(strstr(statgpu_context_last_error(g_context), "leading dimension"));
+    assert_int_equal(statgpu_kmeans_matrix(g_context, NULL, k, &params, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    bad = matrix;
+    bad.dtype = (statgpu_dtype)7;
+    assert_int_equal(statgpu_kmeans_matrix(g_context, &bad, k, &params, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    bad = matrix;
+    bad.memory = (statgpu_memory)7;
+    assert_int_equal(statgpu_kmeans_matrix(g_context, &bad, k, &params, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    bad = matrix;
+    bad.rows = 0;
+    assert_int_equal(statgpu_kmeans_matrix(g_context, &bad, k, &params, &result), STATGPU_ERROR_EMPTY_INPUT);
+    bad = matrix;
+    bad.cols = SIZE_MAX / 4;
+    assert_int_equal(statgpu_kmeans_matrix(g_context, &bad, k, &params, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_kmeans_matrix(g_context, &matrix, k, &params, NULL), STATGPU_ERROR_INVALID_ARGUMENT);
+    free(narrow);
+    free(widened);
+    free(data);
+}
+
 /* The unit of the data does not change the clustering (issue: six distinct
  * rows near 1e-170 were refused as "fewer than k distinct rows", their
  * squared distances all 0). Data times a power of two far from 1 give the
@@ -833,6 +892,7 @@ int main(void)
         cmocka_unit_test(test_initialisations_pick_distinct_rows),
         cmocka_unit_test(test_fewer_distinct_rows_than_k),
         cmocka_unit_test(test_units_of_the_data),
+        cmocka_unit_test(test_matrix_arguments),
         cmocka_unit_test(test_auto_initialisation_by_size),
         cmocka_unit_test(test_progress_and_cancellation),
         cmocka_unit_test(test_backend_report_says_cpu),

@@ -820,6 +820,54 @@ static void test_units_of_y(void **state)
     statgpu_lts_result_destroy(base);
 }
 
+/* statgpu_lts_matrix: host float64 with a leading dimension gives the bits
+ * of statgpu_lts; float32 y and x the bits of statgpu_lts on their values
+ * widened; y and x of other lengths are refused. */
+static void test_matrix_arguments(void **state)
+{
+    (void)state;
+    TEST_SKIP_IF(g_skip_reason);
+    enum { n = 80, n_vars = 2, ld = 83 };
+    double y[n], x[ld * n_vars], packed[n * n_vars];
+    make_data(n, n_vars, 0.2, 77, y, packed);
+    for (size_t v = 0; v < n_vars; ++v)
+        for (size_t i = 0; i < ld; ++i)
+            x[i + ld * v] = i < n ? packed[i + n * v] : NAN;  /* never read */
+    statgpu_lts_result *expected = fit(y, packed, n, n_vars, NULL);
+    statgpu_vector y_vector = { y, n, STATGPU_DTYPE_FLOAT64, STATGPU_MEMORY_HOST };
+    statgpu_matrix x_matrix = { x, n, n_vars, ld, STATGPU_DTYPE_FLOAT64, STATGPU_MEMORY_HOST };
+    statgpu_lts_result *result = NULL;
+    assert_int_equal(statgpu_lts_matrix(g_context, &y_vector, &x_matrix, NULL, &result), STATGPU_OK);
+    assert_true(same_result(result, expected));
+    statgpu_lts_result_destroy(result);
+    statgpu_lts_result_destroy(expected);
+
+    float y_narrow[n], x_narrow[ld * n_vars];
+    double y_wide[n], x_wide[n * n_vars];
+    for (size_t i = 0; i < n; ++i)
+        y_wide[i] = y_narrow[i] = (float)y[i];
+    for (size_t v = 0; v < n_vars; ++v)
+        for (size_t i = 0; i < n; ++i)
+            x_wide[i + n * v] = x_narrow[i + ld * v] = (float)x[i + ld * v];
+    expected = fit(y_wide, x_wide, n, n_vars, NULL);
+    statgpu_vector y_floats = { y_narrow, n, STATGPU_DTYPE_FLOAT32, STATGPU_MEMORY_HOST };
+    statgpu_matrix x_floats = { x_narrow, n, n_vars, ld, STATGPU_DTYPE_FLOAT32, STATGPU_MEMORY_HOST };
+    assert_int_equal(statgpu_lts_matrix(g_context, &y_floats, &x_floats, NULL, &result), STATGPU_OK);
+    assert_true(same_result(result, expected));
+    statgpu_lts_result_destroy(result);
+    statgpu_lts_result_destroy(expected);
+
+    y_vector.count = n - 1;
+    result = (statgpu_lts_result *)1;
+    assert_int_equal(statgpu_lts_matrix(g_context, &y_vector, &x_matrix, NULL, &result),
+                     STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_null(result);
+    assert_non_null(strstr(statgpu_context_last_error(g_context), "y has 79 elements and x 80 rows"));
+    assert_int_equal(statgpu_lts_matrix(g_context, NULL, &x_matrix, NULL, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    y_vector.count = n;
+    assert_int_equal(statgpu_lts_matrix(g_context, &y_vector, NULL, NULL, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -861,6 +909,7 @@ int main(void)
         cmocka_unit_test(test_thread_teams),
         cmocka_unit_test(test_offset_predictor),
         cmocka_unit_test(test_units_of_y),
+        cmocka_unit_test(test_matrix_arguments),
     };
     int failures = cmocka_run_group_tests(tests, setup, teardown);
     return test_exit_code(failures, g_skip_reason);

@@ -201,6 +201,23 @@ typedef struct statgpu_vector {
     statgpu_memory memory;
 } statgpu_vector;
 
+/* A matrix of numbers, described, not owned: rows x cols, column-major with
+ * a leading dimension (row i, column j at element i + ld*j, ld >= rows),
+ * float64 or float32, in host or device memory. The matrix methods take one
+ * (statgpu_kmeans_matrix, statgpu_lts_matrix): float32 values are widened to
+ * double exactly, and data in device memory are read there (copied to the
+ * host where the call runs on the CPU; a context that cannot run CUDA fails
+ * with STATGPU_ERROR_BACKEND, as for device vectors). HOST_SCRATCH is read
+ * as HOST: the matrix methods never write their data. */
+typedef struct statgpu_matrix {
+    const void    *data;   /* element (i, j) at i + ld*j, in dtype */
+    size_t         rows;
+    size_t         cols;
+    size_t         ld;
+    statgpu_dtype  dtype;
+    statgpu_memory memory;
+} statgpu_matrix;
+
 /* ===== Order statistics =================================================== */
 
 /* Order statistics of a vector: results[j] = the ranks[j]-th smallest
@@ -382,6 +399,13 @@ STATGPU_API statgpu_status statgpu_kmeans(statgpu_context *context,
                                           size_t k, const statgpu_kmeans_params *params,
                                           statgpu_kmeans_result **out_result /* out */);
 
+/* As statgpu_kmeans, for a matrix of any element type and memory
+ * (statgpu_matrix): observations in its rows, variables in its columns. The
+ * same data give the same bits as through statgpu_kmeans. */
+STATGPU_API statgpu_status statgpu_kmeans_matrix(statgpu_context *context, const statgpu_matrix *data, size_t k,
+                                                 const statgpu_kmeans_params *params,
+                                                 statgpu_kmeans_result **out_result /* out */);
+
 /* Frees a result and its arrays. NULL is a harmless no-op. */
 STATGPU_API void statgpu_kmeans_result_destroy(statgpu_kmeans_result *result);
 
@@ -540,6 +564,13 @@ STATGPU_API statgpu_status statgpu_lts(statgpu_context *context,
                                        size_t n_obs, size_t n_vars, size_t ld,
                                        const statgpu_lts_params *params,
                                        statgpu_lts_result **out_result /* out */);
+
+/* As statgpu_lts, for y a vector and x a matrix of any element type and
+ * memory (statgpu_vector, statgpu_matrix), with as many elements in y as x
+ * has rows. The same data give the same bits as through statgpu_lts. */
+STATGPU_API statgpu_status statgpu_lts_matrix(statgpu_context *context, const statgpu_vector *y,
+                                              const statgpu_matrix *x, const statgpu_lts_params *params,
+                                              statgpu_lts_result **out_result /* out */);
 
 /* Frees a result and its arrays. NULL is a harmless no-op. */
 STATGPU_API void statgpu_lts_result_destroy(statgpu_lts_result *result);

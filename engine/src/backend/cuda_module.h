@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 /* Raised whenever the table below changes shape or meaning. */
-#define STATGPU_CUDA_MODULE_API_VERSION 4u
+#define STATGPU_CUDA_MODULE_API_VERSION 5u
 
 #define STATGPU_CUDA_MODULE_INIT_SYMBOL "statgpu_cuda_module_init"
 
@@ -163,6 +163,10 @@ typedef struct statgpu_cuda_module_i {
                                         char *msg, size_t msg_bytes);
     /* Frees everything; NULL is a no-op. */
     void (*state_destroy)(statgpu_cuda_state *state);
+    /* Copies bytes from the device's memory to host memory, after the work
+     * queued on the legacy default stream (as the selection reads device data). */
+    statgpu_cuda_status (*copy_to_host)(statgpu_cuda_state *state, const void *device, size_t bytes, void *host,
+                                        char *msg, size_t msg_bytes);
 
     const statgpu_cuda_select_i *select;  /* each NULL when not provided */
     const statgpu_cuda_kmeans_i *kmeans;

@@ -6,6 +6,7 @@
  * module's kmeans_lloyd), with the initialisation always on the CPU.
  */
 #include "internal.h"
+#include "core/matrix.h"
 #include "core/units.h"
 #include "core/threads.h"
 
@@ -406,5 +407,22 @@ done:
     sg_cpu_kmeans_workspace_destroy(workspace);
     free(scaled_data);
     free(scaled_centroids);
+    return status;
+}
+
+statgpu_status statgpu_kmeans_matrix(statgpu_context *context, const statgpu_matrix *data, size_t k,
+                                     const statgpu_kmeans_params *params, statgpu_kmeans_result **out_result)
+{
+    if (context == NULL)
+        return STATGPU_ERROR_INVALID_ARGUMENT;
+    if (out_result == NULL)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "out_result is NULL");
+    *out_result = NULL;
+    sg_host_doubles host;
+    statgpu_status status = sg_matrix_host_doubles(context, data, "data", &host);
+    if (status != STATGPU_OK)
+        return status;
+    status = statgpu_kmeans(context, host.data, data->rows, data->cols, host.ld, k, params, out_result);
+    free(host.owned);
     return status;
 }

@@ -21,6 +21,7 @@
 #include "internal.h"
 #include "core/pool.h"
 #include "core/units.h"
+#include "core/matrix.h"
 #include "math/dense.h"
 #include "math/distributions.h"
 
@@ -1530,5 +1531,28 @@ done:
     free(squared);
     free(kept);
     free(y_scaled);
+    return status;
+}
+
+statgpu_status statgpu_lts_matrix(statgpu_context *context, const statgpu_vector *y, const statgpu_matrix *x,
+                                  const statgpu_lts_params *params, statgpu_lts_result **out_result)
+{
+    if (context == NULL)
+        return STATGPU_ERROR_INVALID_ARGUMENT;
+    if (out_result == NULL)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "out_result is NULL");
+    *out_result = NULL;
+    if (y != NULL && x != NULL && y->count != x->rows)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "y has %zu elements and x %zu rows", y->count,
+                       x->rows);
+    sg_host_doubles host_y, host_x;
+    statgpu_status status = sg_vector_host_doubles(context, y, "y", &host_y);
+    if (status != STATGPU_OK)
+        return status;
+    status = sg_matrix_host_doubles(context, x, "x", &host_x);
+    if (status == STATGPU_OK)
+        status = statgpu_lts(context, host_y.data, host_x.data, x->rows, x->cols, host_x.ld, params, out_result);
+    free(host_y.owned);
+    free(host_x.owned);
     return status;
 }
