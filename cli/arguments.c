@@ -13,6 +13,11 @@
 #define TEXT_OF_(x) #x
 #define TEXT_OF(x) TEXT_OF_(x)
 
+const char *const cli_command_names[COMMAND_COUNT] = {
+    [COMMAND_MEDIAN] = "median", [COMMAND_SMALL] = "small", [COMMAND_LARGE] = "large",
+    [COMMAND_QUANTILE] = "quantile", [COMMAND_INFO] = "info", [COMMAND_KMEANS] = "kmeans", [COMMAND_LTS] = "lts",
+};
+
 void usage(FILE *out)
 {
     fputs("usage: statgpu COMMAND [FILE] [options]\n"
@@ -141,15 +146,17 @@ int parse_arguments(int argc, char **argv, options *opt)
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
         return usage(stdout), 0;
     opt->command = argv[1];
-    const char *const commands[] = { "median", "small", "large", "quantile", "info", "kmeans", "lts" };
     int known = 0;
-    for (size_t c = 0; c < sizeof commands / sizeof *commands; ++c)
-        known |= strcmp(opt->command, commands[c]) == 0;
+    for (int c = 0; c < COMMAND_COUNT && !known; ++c)
+        if (strcmp(opt->command, cli_command_names[c]) == 0) {
+            opt->command_id = (cli_command_id)c;
+            known = 1;
+        }
     if (!known)
         return fail_usage("unknown command", opt->command);
 
-    const int is_kmeans = strcmp(opt->command, "kmeans") == 0;
-    const int is_table = is_kmeans || strcmp(opt->command, "lts") == 0;
+    const int is_kmeans = opt->command_id == COMMAND_KMEANS;
+    const int is_table = is_kmeans || opt->command_id == COMMAND_LTS;
     for (int i = 2; i < argc; ++i) {
         const char *arg = argv[i];
         const char *value = i + 1 < argc ? argv[i + 1] : NULL;
@@ -242,7 +249,7 @@ int parse_arguments(int argc, char **argv, options *opt)
     }
     if (is_kmeans && (opt->kmeans_k_text == NULL || opt->path == NULL))
         return fail_usage("kmeans needs the number of clusters K and a file: statgpu kmeans K FILE", NULL);
-    if (strcmp(opt->command, "info") != 0 && opt->path == NULL)
+    if (opt->command_id != COMMAND_INFO && opt->path == NULL)
         return fail_usage("no input file (use - for standard input)", NULL);
     if (opt->format != FORMAT_CSV && opt->path != NULL && strcmp(opt->path, "-") == 0)
         return fail_usage("binary input must be a file", NULL);

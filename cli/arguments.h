@@ -15,8 +15,18 @@ enum { EXIT_COMPUTE = 1, EXIT_USAGE = 2 };
 
 typedef enum input_format { FORMAT_CSV, FORMAT_F64, FORMAT_F32 } input_format;
 
+/* The commands, in the order the help lists them; statgpu.c runs each. */
+typedef enum cli_command_id {
+    COMMAND_MEDIAN, COMMAND_SMALL, COMMAND_LARGE, COMMAND_QUANTILE, COMMAND_INFO, COMMAND_KMEANS, COMMAND_LTS,
+    COMMAND_COUNT
+} cli_command_id;
+
+/* Each command's name, as typed. */
+extern const char *const cli_command_names[COMMAND_COUNT];
+
 typedef struct options {
-    const char     *command;
+    const char     *command;     /* its name, as typed */
+    cli_command_id  command_id;
     const char     *path;
     input_format    format;
     csv_header_mode header;

@@ -1,0 +1,102 @@
+/*
+ * command_kmeans.c: statgpu kmeans K FILE: k-means clusters of the rows of a
+ * CSV table, as Calc's KMEANS.
+ */
+#include "tool.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *kmeans_init_name(statgpu_kmeans_init init)
+{
+    switch (init) {
+    case STATGPU_KMEANS_INIT_PLUS_PLUS: return "k-means++";
+    case STATGPU_KMEANS_INIT_PARALLEL:  return "k-means||";
+    case STATGPU_KMEANS_INIT_GIVEN:     return "given";
+    case STATGPU_KMEANS_INIT_AUTO:      break;
+    }
+    return "auto";
+}
+
+/* A row's cluster, 1-based as shown. */
+static double kmeans_cluster_of_row(const void *result, size_t i)
+{
+    return (double)((const statgpu_kmeans_result *)result)->labels[i] + 1;
+}
+
+int command_kmeans(const options *opt, statgpu_context *context)
+{
+    const char *k_text = opt->kmeans_k_text;
+    long k = 0;
+    statgpu_kmeans_params params;
+    statgpu_kmeans_params_init(&params);
+    params.init = opt->kmeans_init;
+    if (!parse_int(k_text, LONG_MIN, &k))
+        return fail_usage("K must be a whole number of clusters", k_text);
+    if (k < 0) {  /* a number, but no count of clusters: the engine's case of k = 0 */
+        fprintf(stderr, "statgpu: invalid argument: k = %ld: at least one cluster is needed\n", k);
+        return EXIT_COMPUTE;
+    }
+    if (count_option(opt->restarts_text, "--restarts must be a whole number", &params.restart_count) != 0
+        || count_option(opt->max_iter_text, "--max-iter must be a whole number", &params.max_iterations) != 0)
+        return EXIT_USAGE;
+    if (opt->tol_text != NULL && !parse_number(opt->tol_text, &params.tolerance))
+        return fail_usage("--tol must be a number", opt->tol_text);
+    if (seed_option(opt, &params.seed) != 0)
+        return EXIT_USAGE;
+    const char *output = opt->output != NULL ? opt->output : "centroids";
+    if (strcmp(output, "centroids") != 0 && strcmp(output, "labels") != 0 && strcmp(output, "sizes") != 0
+        && strcmp(output, "summary") != 0)
+        return fail_usage("--output must be centroids, labels, sizes or summary", output);
+
+    double started = seconds_now();
+    csv_table data = { 0 };
+    int status = read_table(opt, NULL, &data);
+    if (status != 0)
+        return status;
+    double read_seconds = seconds_now() - started;
+    started = seconds_now();
+    statgpu_kmeans_result *result = NULL;
+    statgpu_status engine_status = statgpu_kmeans(context, data.values, data.complete_count, data.column_count,
+                                                  data.complete_count ? data.complete_count : 1, (size_t)k,
+                                                  &params, &result);
+    double compute_seconds = seconds_now() - started;
+    if (engine_status != STATGPU_OK)
+        return table_engine_failed(context, engine_status, &data);
+
+    if (strcmp(output, "centroids") == 0) {
+        fputs("cluster", stdout);
+        for (size_t v = 0; v < result->n_vars; ++v) {
+            putchar(',');
+            print_field(data.names[v]);
+        }
+        putchar('\n');
+        for (size_t j = 0; j < result->k; ++j) {
+            printf("%zu", j + 1);
+            for (size_t v = 0; v < result->n_vars; ++v)
+                printf(",%.17g", result->centroids[j + result->k * v]);
+            putchar('\n');
+        }
+    } else if (strcmp(output, "labels") == 0) {
+        print_per_row(&data, "cluster", kmeans_cluster_of_row, result);
+    } else if (strcmp(output, "sizes") == 0) {
+        puts("cluster,size");
+        for (size_t j = 0; j < result->k; ++j)
+            printf("%zu,%zu\n", j + 1, result->cluster_sizes[j]);
+    } else {
+        puts("name,value");
+        printf("inertia,%.17g\n", result->inertia);
+        printf("total_ss,%.17g\n", result->total_ss);
+        printf("iterations,%zu\n", result->iterations);
+        printf("converged,%d\n", result->converged);
+        printf("restarts,%zu\n", result->restart_count);
+        printf("best_restart,%zu\n", result->best_restart + 1);
+        printf("init,%s\n", kmeans_init_name(result->init));
+        printf("observations,%zu\n", result->n_obs);
+        printf("rows_left_out,%zu\n", data.row_count - data.complete_count);
+    }
+    statgpu_kmeans_result_destroy(result);
+    return finish_table_command(opt, context, &data, read_seconds, compute_seconds);
+}

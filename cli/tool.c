@@ -1,0 +1,210 @@
+/*
+ * tool.c: what the statgpu tool's commands share (see tool.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "tool.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+double seconds_now(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+}
+
+/* A number given on the command line: decimal, finite, as in a CSV file. */
+int parse_number(const char *text, double *value)
+{
+    return csv_field_classify(text, value) == CSV_FIELD_NUMBER;
+}
+
+/* The CSV input of opt->path ("-" for standard input), or NULL after a message. */
+static FILE *open_input(const options *opt)
+{
+    FILE *file = strcmp(opt->path, "-") == 0 ? stdin : fopen(opt->path, "rb");
+    if (file == NULL)
+        fprintf(stderr, "statgpu: cannot open %s: %s\n", opt->path, strerror(errno));
+    return file;
+}
+
+static csv_settings settings_of(const options *opt)
+{
+    csv_settings settings = { opt->path, opt->delimiter, opt->header, opt->column, opt->columns };
+    return settings;
+}
+
+/* The column of a CSV file that the order statistics read. */
+int read_csv(const options *opt, csv_column *out)
+{
+    FILE *file = open_input(opt);
+    if (file == NULL)
+        return EXIT_USAGE;
+    csv_settings settings = settings_of(opt);
+    int status = csv_read_column(&settings, file, out);
+    if (file != stdin)
+        fclose(file);
+    return status;
+}
+
+/* The table of a CSV file for kmeans and lts: y_spec's column first (lts's
+ * response), then those of --columns. */
+int read_table(const options *opt, const char *y_spec, csv_table *out)
+{
+    FILE *file = open_input(opt);
+    if (file == NULL)
+        return EXIT_USAGE;
+    csv_settings settings = settings_of(opt);
+    int status = csv_read_table(&settings, file, y_spec, out);
+    if (file != stdin)
+        fclose(file);
+    return status;
+}
+
+/* The engine's failure: its message, led by the status's own text unless
+ * the message already begins with it. */
+int engine_failed(statgpu_context *context, statgpu_status status)
+{
+    const char *message = statgpu_context_last_error(context);
+    const char *name = statgpu_status_string(status);
+    if (strncmp(message, name, strlen(name)) == 0)
+        fprintf(stderr, "statgpu: %s\n", message);
+    else
+        fprintf(stderr, "statgpu: %s%s%s\n", name, message[0] ? ": " : "", message);
+    return EXIT_COMPUTE;
+}
+
+int read_binary(const options *opt, csv_column *out)
+{
+    FILE *file = fopen(opt->path, "rb");
+    if (file == NULL) {
+        fprintf(stderr, "statgpu: cannot open %s: %s\n", opt->path, strerror(errno));
+        return EXIT_USAGE;
+    }
+    size_t element_bytes = opt->format == FORMAT_F64 ? 8 : 4;
+    int status = 0;
+    if (fseek(file, 0, SEEK_END) != 0) {
+        fprintf(stderr, "statgpu: %s is not a regular file\n", opt->path);
+        fclose(file);
+        return EXIT_USAGE;
+    }
+    long file_bytes = ftell(file);
+    rewind(file);
+    if (file_bytes < 0 || (size_t)file_bytes % element_bytes != 0) {
+        fprintf(stderr, "statgpu: %s holds %ld bytes, not a whole number of %zu-byte values\n", opt->path,
+                file_bytes, element_bytes);
+        fclose(file);
+        return EXIT_USAGE;
+    }
+    size_t count = (size_t)file_bytes / element_bytes;
+    /* Floats stay floats: the engine selects on them as they are, exactly. */
+    out->values = malloc((count ? count : 1) * element_bytes);
+    if (out->values == NULL) {
+        fprintf(stderr, "statgpu: cannot allocate %zu values\n", count);
+        fclose(file);
+        return EXIT_USAGE;
+    }
+    if (fread(out->values, element_bytes, count, file) != count)
+        status = EXIT_USAGE;
+    if (status != 0)
+        fprintf(stderr, "statgpu: error reading %s\n", opt->path);
+    out->count = count;
+    fclose(file);
+    return status;
+}
+
+/* A CSV field: quoted when it holds a comma, a quote or a line break. */
+void print_field(const char *text)
+{
+    if (strpbrk(text, ",\"\n\r") == NULL) {
+        fputs(text, stdout);
+        return;
+    }
+    putchar('"');
+    for (; *text; ++text) {
+        if (*text == '"')
+            putchar('"');
+        putchar(*text);
+    }
+    putchar('"');
+}
+
+/* A whole number argument (>= 0) such as a seed or a count. */
+int parse_count(const char *text, uint64_t *value)
+{
+    if (text == NULL || *text == '\0' || *text == '-' || *text == '+' || isspace((unsigned char)*text))
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long long parsed = strtoull(text, &end, 10);
+    if (errno != 0 || *end != '\0')
+        return 0;
+    *value = (uint64_t)parsed;
+    return 1;
+}
+
+/* An optional whole-number option: *value stays as it is when text is NULL;
+ * 0, or the usage failure with message. */
+int count_option(const char *text, const char *message, size_t *value)
+{
+    uint64_t parsed = 0;
+    if (text == NULL)
+        return 0;
+    if (!parse_count(text, &parsed))
+        return fail_usage(message, text);
+    *value = (size_t)parsed;
+    return 0;
+}
+
+/* The seed option into *seed (unchanged when absent); 0, or the usage failure. */
+int seed_option(const options *opt, uint64_t *seed)
+{
+    if (opt->seed_text != NULL && !parse_count(opt->seed_text, seed))
+        return fail_usage("--seed must be a whole number from 0", opt->seed_text);
+    return 0;
+}
+
+/* A line per data row, numbered as the rows of the file after its header:
+ * the value of the next complete row, or nothing for a row left out. */
+void print_per_row(const csv_table *t, const char *name, double (*value)(const void *result, size_t i),
+                   const void *result)
+{
+    printf("row,%s\n", name);
+    for (size_t row = 0, next = 0; row < t->row_count; ++row) {
+        if (t->complete[row])
+            printf("%zu,%.17g\n", row + 1, value(result, next++));
+        else
+            printf("%zu,\n", row + 1);
+    }
+}
+
+void report_timing(statgpu_context *context, const csv_table *t, double read_seconds, double compute_seconds)
+{
+    statgpu_backend_report report;
+    statgpu_context_backend_report(context, &report);
+    fprintf(stderr, "statgpu: %zu rows (%zu used) x %zu columns, read %.3f s, computed in %.6f s on %s%s%s\n",
+            t->row_count, t->complete_count, t->column_count, read_seconds, compute_seconds,
+            statgpu_backend_name(report.last_used), report.note[0] ? " -- " : "", report.note);
+}
+
+/* A failed engine call of a table command: frees the table, says why. */
+int table_engine_failed(statgpu_context *context, statgpu_status status, csv_table *t)
+{
+    csv_table_free(t);
+    return engine_failed(context, status);
+}
+
+/* The end of a table command that succeeded: the timing when asked for, the
+ * table freed. */
+int finish_table_command(const options *opt, statgpu_context *context, csv_table *t, double read_seconds,
+                         double compute_seconds)
+{
+    if (opt->show_timing)
+        report_timing(context, t, read_seconds, compute_seconds);
+    csv_table_free(t);
+    return 0;
+}

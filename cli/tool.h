@@ -1,0 +1,73 @@
+/*
+ * tool.h: what the statgpu tool's commands share: reading the input (a CSV
+ * column or table, or raw binary values), the engine's failures, CSV fields,
+ * whole-number options, per-row output and timings. Each command is a file
+ * of its own (command_*.c), listed in the command table of statgpu.c.
+ */
+#ifndef STATGPU_CLI_TOOL_H
+#define STATGPU_CLI_TOOL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "arguments.h"
+#include "csv.h"
+#include "statgpu.h"
+
+/* A monotonic clock, in seconds. */
+double seconds_now(void);
+
+/* A number given on the command line: decimal, finite, as in a CSV file. */
+int parse_number(const char *text, double *value);
+
+/* The column of a CSV file that the order statistics read. */
+int read_csv(const options *opt, csv_column *out);
+
+/* The table of a CSV file for kmeans and lts: y_spec's column first (lts's
+ * response), then those of --columns. */
+int read_table(const options *opt, const char *y_spec, csv_table *out);
+
+/* The engine's failure: its message, led by the status's own text unless
+ * the message already begins with it. */
+int engine_failed(statgpu_context *context, statgpu_status status);
+
+/* The values of a raw binary file (--format f64 or f32), kept as they are. */
+int read_binary(const options *opt, csv_column *out);
+
+/* A CSV field: quoted when it holds a comma, a quote or a line break. */
+void print_field(const char *text);
+
+/* A whole number argument (>= 0) such as a seed or a count. */
+int parse_count(const char *text, uint64_t *value);
+
+/* An optional whole-number option: *value stays as it is when text is NULL;
+ * 0, or the usage failure with message. */
+int count_option(const char *text, const char *message, size_t *value);
+
+/* The seed option into *seed (unchanged when absent); 0, or the usage failure. */
+int seed_option(const options *opt, uint64_t *seed);
+
+/* A line per data row, numbered as the rows of the file after its header:
+ * the value of the next complete row, or nothing for a row left out. */
+void print_per_row(const csv_table *t, const char *name, double (*value)(const void *result, size_t i),
+                   const void *result);
+
+/* --time of a table command: rows, times and the backend, on stderr. */
+void report_timing(statgpu_context *context, const csv_table *t, double read_seconds, double compute_seconds);
+
+/* A failed engine call of a table command: frees the table, says why. */
+int table_engine_failed(statgpu_context *context, statgpu_status status, csv_table *t);
+
+/* The end of a table command that succeeded: the timing when asked for, the
+ * table freed. */
+int finish_table_command(const options *opt, statgpu_context *context, csv_table *t, double read_seconds,
+                         double compute_seconds);
+
+/* The commands (command_*.c): each runs its command of opt on context and
+ * returns the tool's exit status. */
+int command_order_statistic(const options *opt, statgpu_context *context);
+int command_info(const options *opt, statgpu_context *context);
+int command_kmeans(const options *opt, statgpu_context *context);
+int command_lts(const options *opt, statgpu_context *context);
+
+#endif
