@@ -6,9 +6,9 @@
  *
  * The passes over the rows (residuals, the h-th smallest squared residual,
  * the h-subset's cross products) go through one C-step primitive that the
- * CPU (lts_cpu.c) and the CUDA module implement alike; this file chooses the
- * backend, falls back to the CPU when CUDA fails, and does the small p x p
- * algebra itself.
+ * CPU (lts_cpu.c) and the CUDA module implement alike; this file asks the
+ * dispatch rule (backend/dispatch.c) for the backend, falls back to the CPU
+ * when CUDA fails, and leaves the dense algebra to math/dense.c.
  *
  * Units. The search runs on a standardised copy of the data: with an
  * intercept every predictor and the response are centred on their medians

@@ -1,5 +1,5 @@
 /*
- * cpu_select.c: exact order statistics on the CPU.
+ * order_statistics_cpu.c: exact order statistics on the CPU.
  *
  * Doubles are mapped to 64-bit keys whose unsigned order is IEEE total order
  * (sg_key_from_double), so every comparison below is an integer comparison,

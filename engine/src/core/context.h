@@ -1,0 +1,45 @@
+/*
+ * context.h: the context's layout, and how a call reports its failure, its
+ * success and its progress (core/context.c).
+ */
+#ifndef STATGPU_CORE_CONTEXT_H
+#define STATGPU_CORE_CONTEXT_H
+
+#include "statgpu.h"
+#include "backend/cuda_module.h"
+
+#include <stdbool.h>
+
+#define SG_MESSAGE_BYTES 512
+
+struct statgpu_context {
+    statgpu_context_params params;
+    int                    cpu_thread_count;  /* resolved: never 0 */
+    char                   last_error[SG_MESSAGE_BYTES];
+    statgpu_backend        last_used;
+    double                 last_transfer_seconds;  /* of the last CUDA call */
+    double                 last_compute_seconds;
+    char                   note[256];         /* why the last call fell back, else "" */
+
+    /* CUDA, set up lazily by sg_cuda_ensure(). */
+    bool                     cuda_probed;
+    statgpu_cuda_state      *cuda_state;      /* NULL when CUDA is unavailable */
+    statgpu_cuda_device_info cuda_info;
+    char                     cuda_unavailable[256];
+};
+
+/* Records a failure on the context and returns status. The message is
+ * printf-formatted. */
+statgpu_status sg_fail(statgpu_context *context, statgpu_status status, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Records a success: clears the last error. Returns STATGPU_OK. */
+statgpu_status sg_succeed(statgpu_context *context);
+
+/* Asks the progress callback, if any; returns true when the caller cancelled. */
+bool sg_progress_cancelled(statgpu_context *context, double fraction_done);
+
+#endif

@@ -1,0 +1,55 @@
+/*
+ * order_statistics.h: the order statistics' CPU selection
+ * (order_statistics_cpu.c), also used by LTS for its h-th squared residual,
+ * and their calls into the CUDA module (order_statistics_cuda.c).
+ */
+#ifndef STATGPU_METHODS_ORDER_STATISTICS_H
+#define STATGPU_METHODS_ORDER_STATISTICS_H
+
+#include "core/context.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* IEEE total-order keys: a < b as doubles (with -0.0 < +0.0) iff key(a) < key(b). */
+static inline uint64_t sg_key_from_double(double value)
+{
+    uint64_t bits;
+    __builtin_memcpy(&bits, &value, sizeof bits);
+    return (bits & 0x8000000000000000ull) ? ~bits : (bits | 0x8000000000000000ull);
+}
+
+static inline double sg_double_from_key(uint64_t key)
+{
+    uint64_t bits = (key & 0x8000000000000000ull) ? (key & ~0x8000000000000000ull) : ~key;
+    double value;
+    __builtin_memcpy(&value, &bits, sizeof value);
+    return value;
+}
+
+/* True when any element of the host array is NaN. */
+bool sg_cpu_has_nan(const void *data, statgpu_dtype dtype, size_t data_count, int thread_count);
+
+/* results[j] = the ranks[j]-th smallest (1-based) of a host array, ranks
+ * ascending, distinct and within [1, data_count]. The CPU has radix select
+ * (RADIX), introselect and a full sort (SORT); AUTO and CUTTING_PLANE choose
+ * between the first two by size. Returns STATGPU_OK or
+ * STATGPU_ERROR_OUT_OF_MEMORY. */
+statgpu_status sg_cpu_select_ranks(const void *data, statgpu_dtype dtype, size_t data_count,
+                                   const size_t *ranks, size_t rank_count, statgpu_select_method method,
+                                   double *results, int thread_count);
+
+/* As sg_cpu_select_ranks for float64 data the caller gives up: the data
+ * become their keys in place and are selected there (no copy of them is
+ * made; a radix select still copies the shrinking candidates, at most half
+ * the data). The data's contents are unspecified afterwards. */
+statgpu_status sg_cpu_select_ranks_in_place(double *data, size_t data_count, const size_t *ranks, size_t rank_count,
+                                            statgpu_select_method method, double *results, int thread_count);
+
+/* Order statistics on the context's device (methods/order_statistics_cuda.c;
+ * sg_cuda_ensure() must have succeeded): ranks ascending and distinct. */
+statgpu_cuda_status sg_cuda_select(statgpu_context *context, const statgpu_vector *data,
+                                   const size_t *ranks, size_t rank_count, double *results,
+                                   char *message, size_t message_bytes);
+
+#endif
