@@ -1,0 +1,141 @@
+// call.cxx: what every Calc function shares (see call.hxx).
+#include "call.hxx"
+
+#include <rtl/math.hxx>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace statgpu::addin
+{
+OUString fromUtf8(const char* text)
+{
+    return OUString(text, static_cast<sal_Int32>(std::strlen(text)), RTL_TEXTENCODING_UTF8);
+}
+
+thread_local CallTimes t_call_times;
+
+double secondsSince(std::chrono::steady_clock::time_point start)
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void writeTrace()
+{
+    const char* path = std::getenv("STATGPU_TRACE");
+    if (!path || !*path)
+        return;
+    if (std::FILE* file = std::fopen(path, "a"))
+    {
+        std::fprintf(file, "%zu %.9f %.9f\n", t_call_times.cells, t_call_times.convert_seconds,
+                     t_call_times.engine_seconds);
+        std::fclose(file);
+    }
+}
+
+// An optional whole number (Restarts, MaxIter, Seed): omitted (void) is the
+// default; a number is rounded down and must lie in [low, high]; text is
+// converted (textToNumber) and an empty cell is 0, as Calc reads a number
+// argument.
+std::size_t readOptionalWholeNumber(const Any& argument, std::size_t default_value, double low, double high,
+                                    sal_Int16 position, const char* out_of_range)
+{
+    if (!argument.hasValue())
+        return default_value;
+    double value = 0.0;
+    readCell(argument, kParameterCells, position, value);
+    value = rtl::math::approxFloor(value);
+    if (!(value >= low && value <= high))
+        raiseCalcError(CalcError::IllegalArgument, out_of_range, position);
+    return static_cast<std::size_t>(value);
+}
+
+double finiteResult(double value)
+{
+    if (!std::isfinite(value))
+        raiseCalcError(CalcError::IllegalArgument, "the result is not a finite number");
+    return value;
+}
+
+// An Output argument: omitted (void) is the method's first table; otherwise
+// one of its tables' names, which the engine defines (statgpu_method_table_names),
+// in any case, blanks around it ignored. With criteria, it may be followed
+// by " lms" (least median of squares) or " lts" (the default).
+OutputChoice readOutput(const Any& output, const char* method, bool with_criteria, sal_Int16 position)
+{
+    const char* const* names = statgpu_method_table_names(method);
+    OutputChoice choice;
+    choice.table = names[0];
+    if (!output.hasValue())
+        return choice;
+    OUString text;
+    if (output >>= text)
+    {
+        OUString word = text.trim();
+        bool known_criterion = true;
+        const sal_Int32 space = word.indexOf(' ');
+        if (with_criteria && space >= 0)
+        {
+            const OUString criterion = word.copy(space + 1).trim();
+            word = word.copy(0, space);
+            choice.lms = criterion.equalsIgnoreAsciiCase("lms");
+            known_criterion = choice.lms || criterion.equalsIgnoreAsciiCase("lts");
+        }
+        for (const char* const* name = names; known_criterion && *name != nullptr; ++name)
+            if (word.equalsIgnoreAsciiCaseAscii(*name))
+            {
+                choice.table = *name;
+                return choice;
+            }
+    }
+    std::string message = "Output is not one of ";
+    for (const char* const* name = names; *name != nullptr; ++name)
+        message += std::string(name == names ? "\"" : ", \"") + *name + "\"";
+    if (with_criteria)
+        message += ", optionally followed by \" lms\"";
+    raiseCalcError(CalcError::IllegalArgument, message.c_str(), position);
+}
+
+// The row map of a fit: the rows of the range that gave an observation.
+std::vector<std::size_t> sourceRows(const std::vector<bool>& complete)
+{
+    std::vector<std::size_t> rows;
+    for (std::size_t row = 0; row < complete.size(); ++row)
+        if (complete[row])
+            rows.push_back(row);
+    return rows;
+}
+
+// A table as Calc's array: numbers, texts, and an empty text for a row that
+// was left out (Calc's own "" idiom: COUNT, COUNTIF, SUM and AVERAGE ignore
+// it, where a void element would count as 0).
+Any tableCells(const statgpu_table& table)
+{
+    Range cells(static_cast<sal_Int32>(table.row_count));
+    for (std::size_t r = 0; r < table.row_count; ++r)
+    {
+        Sequence<Any>& row = cells.getArray()[r];
+        row.realloc(static_cast<sal_Int32>(table.column_count));
+        for (std::size_t c = 0; c < table.column_count; ++c)
+        {
+            const std::size_t cell = r + table.row_count * c;
+            switch (table.cell_kinds[cell])
+            {
+                case STATGPU_CELL_NUMBER:
+                    row.getArray()[c] <<= finiteResult(table.values[cell]);
+                    break;
+                case STATGPU_CELL_TEXT:
+                    row.getArray()[c] <<= fromUtf8(table.texts[cell]);
+                    break;
+                default:
+                    row.getArray()[c] <<= OUString();
+                    break;
+            }
+        }
+    }
+    return Any(cells);
+}
+
+} // namespace statgpu::addin

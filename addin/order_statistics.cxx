@@ -1,0 +1,211 @@
+// order_statistics.cxx: GPUMEDIAN, GPUSMALL, GPULARGE and GPUQUANTILE: their
+// arguments read as MEDIAN, SMALL, LARGE and PERCENTILE.INC read theirs.
+#include "call.hxx"
+
+#include <rtl/math.hxx>
+
+namespace statgpu::addin
+{
+namespace
+{
+// Argument positions come from the function table (statgpu_functions.hxx).
+// Data and the second argument (k, p) sit at the same places in the order
+// statistics.
+constexpr sal_Int16 kDataArgument = argument::gpuMedian::data;
+constexpr sal_Int16 kSecondArgument = argument::gpuSmall::k;
+static_assert(argument::gpuSmall::data == kDataArgument && argument::gpuLarge::k == kSecondArgument
+                  && argument::gpuQuantile::p == kSecondArgument && argument::kmeans::data == kDataArgument
+                  && argument::kmeans::k == kSecondArgument,
+              "the order statistics and KMEANS share Data's and k's places");
+
+// Data: the numbers of a range; empty cells and text are skipped, as Calc's
+// MEDIAN, SMALL, LARGE and PERCENTILE.INC skip them inside a range.
+std::vector<double> readData(const Range& data, std::size_t more_cells = 0)
+{
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<double> numbers;
+    numbers.reserve(cellCount(data) + more_cells);  // one allocation, however many arguments
+    appendNumbers(data, kDataCells, kDataArgument, numbers);
+    t_call_times.cells += cellCount(data);
+    t_call_times.convert_seconds += secondsSince(start);
+    return numbers;
+}
+
+// The cells of MEDIAN's further arguments that are ranges, for one allocation.
+
+// The cells of MEDIAN's further arguments that are ranges, for one allocation.
+std::size_t moreDataCells(const Sequence<Any>& more)
+{
+    std::size_t cells = 0;
+    for (const Any& argument : more)
+    {
+        // An Any holds a sequence by reference: peeking at it copies nothing.
+        if (argument.getValueType() == cppu::UnoType<Range>::get())
+            cells += cellCount(*static_cast<const Range*>(argument.getValue()));
+        else
+            cells += 1;
+    }
+    return cells;
+}
+
+// The numbers read from the cells, handed to the engine to select in place:
+// the add-in keeps the only copy of a large range (Calc's own is the
+// argument), and the engine makes none (STATGPU_MEMORY_HOST_SCRATCH).
+
+// The numbers read from the cells, handed to the engine to select in place:
+// the add-in keeps the only copy of a large range (Calc's own is the
+// argument), and the engine makes none (STATGPU_MEMORY_HOST_SCRATCH).
+statgpu_vector scratchVector(std::vector<double>& numbers)
+{
+    return statgpu_vector{ numbers.data(), numbers.size(), STATGPU_DTYPE_FLOAT64, STATGPU_MEMORY_HOST_SCRATCH };
+}
+
+// MEDIAN's further arguments (Number 2, 3, ...), each as Calc hands an add-in
+// a value or a range: a range or an array is read as Data; a number (a
+// boolean is one) counts; an argument left out (;;) counts as 0, as MEDIAN
+// counts it; text is skipped, because Calc hands over a reference to a text
+// cell (which MEDIAN skips) and a text constant (which MEDIAN refuses) alike.
+// Calc also hands over a reference to one empty cell as the number 0, where
+// MEDIAN skips it; a range of one cell (D1:D1) keeps it empty.
+
+// MEDIAN's further arguments (Number 2, 3, ...), each as Calc hands an add-in
+// a value or a range: a range or an array is read as Data; a number (a
+// boolean is one) counts; an argument left out (;;) counts as 0, as MEDIAN
+// counts it; text is skipped, because Calc hands over a reference to a text
+// cell (which MEDIAN skips) and a text constant (which MEDIAN refuses) alike.
+// Calc also hands over a reference to one empty cell as the number 0, where
+// MEDIAN skips it; a range of one cell (D1:D1) keeps it empty.
+void appendMoreData(const Sequence<Any>& more, std::vector<double>& numbers)
+{
+    const auto start = std::chrono::steady_clock::now();
+    sal_Int16 position = kSecondArgument;
+    for (const Any& argument : more)
+    {
+        Range range;
+        double value = 0.0;
+        if (argument >>= range)
+        {
+            appendNumbers(range, kDataCells, position, numbers);
+            t_call_times.cells += cellCount(range);
+        }
+        else if (!argument.hasValue())
+            numbers.push_back(0.0);
+        else if (readCell(argument, kDataCells, position, value))
+            numbers.push_back(value);
+        ++position;
+    }
+    t_call_times.convert_seconds += secondsSince(start);
+}
+
+// k of SMALL and LARGE, as Calc reads it: rounded down (approxFloor), and it
+// must lie in 1..n, else Err:502 (statgpu's policy for a rank out of range;
+// Calc 7.4's SMALL shows #VALUE! there).
+
+// k of SMALL and LARGE, as Calc reads it: rounded down (approxFloor), and it
+// must lie in 1..n, else Err:502 (statgpu's policy for a rank out of range;
+// Calc 7.4's SMALL shows #VALUE! there).
+std::size_t readRank(double k, std::size_t count)
+{
+    const double rank = rtl::math::approxFloor(k);
+    if (!(rank >= 1.0) || rank > static_cast<double>(count))
+        raiseCalcError(CalcError::IllegalArgument, "k is not between 1 and the count of numbers", kSecondArgument);
+    return static_cast<std::size_t>(rank);
+}
+
+// p of PERCENTILE.INC: outside [0,1] is Err:502 in Calc, which checks p before
+// it counts the data.
+
+// p of PERCENTILE.INC: outside [0,1] is Err:502 in Calc, which checks p before
+// it counts the data.
+double checkProbability(double p)
+{
+    if (!(p >= 0.0 && p <= 1.0))
+        raiseCalcError(CalcError::IllegalArgument, "p is outside [0,1]", kSecondArgument);
+    return p;
+}
+
+// KMEANS' Data, row by row: a row is an observation when every cell of it
+// gives a number (kDataCells: an empty or text cell makes the row missing).
+
+} // namespace
+
+double SAL_CALL StatGpuAddIn::gpuMedian(const Range& data, const Sequence<Any>& moreData)
+{
+    return guarded([&] {
+        std::vector<double> numbers = readData(data, moreDataCells(moreData));
+        appendMoreData(moreData, numbers);
+        double median = 0.0;
+        const statgpu_vector vector = scratchVector(numbers);
+        runEngine("GPUMEDIAN",
+                  [&](statgpu_context* context) { return statgpu_vector_median(context, &vector, &median); });
+        return finiteResult(median);
+    });
+}
+
+double StatGpuAddIn::kthSmallest(std::vector<double>& numbers, std::size_t rank)
+{
+    double value = 0.0;
+    const statgpu_vector vector = scratchVector(numbers);
+    runEngine("GPUSMALL",
+              [&](statgpu_context* context) { return statgpu_vector_select(context, &vector, &rank, 1, &value); });
+    return finiteResult(value);
+}
+
+double SAL_CALL StatGpuAddIn::gpuSmall(const Range& data, double k)
+{
+    return guarded([&] {
+        std::vector<double> numbers = readData(data);
+        return kthSmallest(numbers, readRank(k, numbers.size()));
+    });
+}
+
+double SAL_CALL StatGpuAddIn::gpuLarge(const Range& data, double k)
+{
+    return guarded([&] {
+        std::vector<double> numbers = readData(data);
+        // The k-th largest is the (n-k+1)-th smallest.
+        return kthSmallest(numbers, numbers.size() - readRank(k, numbers.size()) + 1);
+    });
+}
+
+Any SAL_CALL StatGpuAddIn::gpuQuantile(const Range& data, const Range& p)
+{
+    return guarded([&] {
+        std::vector<double> numbers = readData(data);
+
+        // p is one number (Calc hands it over as a 1 x 1 range) or a range of
+        // them (an array formula over a range of p): then the result has the
+        // range's shape. Calc's PERCENTILE.INC would give an error in one cell
+        // only where one p is bad; an add-in cannot return errors cell by
+        // cell, so one bad p fails the whole array. An empty cell is 0 and
+        // text is converted, as PERCENTILE.INC reads p.
+        std::vector<double> probabilities;
+        appendNumbers(p, kParameterCells, kSecondArgument, probabilities);
+        if (probabilities.empty())
+            raiseCalcError(CalcError::IllegalArgument, "p is empty", kSecondArgument);
+        for (double probability : probabilities)
+            checkProbability(probability);
+        std::vector<double> quantiles(probabilities.size());
+        const statgpu_vector vector = scratchVector(numbers);
+        runEngine("GPUQUANTILE", [&](statgpu_context* context) {
+            return statgpu_vector_quantiles(context, &vector, probabilities.data(), probabilities.size(),
+                                            quantiles.data());
+        });
+        if (quantiles.size() == 1)
+            return Any(finiteResult(quantiles[0]));
+        Sequence<Sequence<double>> result(p.getLength());
+        Sequence<double>* result_row = result.getArray();
+        std::size_t next = 0;
+        for (const Sequence<Any>& p_row : p)
+        {
+            result_row->realloc(p_row.getLength());
+            double* quantile = result_row->getArray();
+            for (sal_Int32 column = 0; column < p_row.getLength(); ++column)
+                quantile[column] = finiteResult(quantiles[next++]);
+            ++result_row;
+        }
+        return Any(result);
+    });
+}
+
+} // namespace statgpu::addin
