@@ -49,6 +49,8 @@ struct statgpu_cuda_state {
     statgpu_cuda::DeviceBuffer partials;       /* per-block results of a reduction */
     statgpu_cuda::DeviceBuffer gather;         /* positions in, values out */
     statgpu_cuda::DeviceBuffer control;        /* radix plan and counters, sample, small results */
+    statgpu_cuda::DeviceBuffer sessions;       /* the arrays of the k-means or LTS session in flight,
+                                                  carved by carve_session_arrays; kept between calls */
 
     void *h_pinned = nullptr;                  /* page-locked mirror of parts of `control` */
     cudaEvent_t events[statgpu_cuda::kEventCount] = {};
@@ -72,6 +74,19 @@ statgpu_cuda_status report_cuda_error(cudaError_t error, const char *what,
 
 /* Makes buffer hold at least `bytes`; on failure it is left empty. */
 cudaError_t ensure_device_buffer(DeviceBuffer *buffer, size_t bytes);
+
+/* One array of a session: where its pointer goes, and its size. */
+struct SessionArray {
+    void **pointer;
+    size_t bytes;
+};
+
+/* Points each array at its own part (256-byte aligned) of the state's session
+ * workspace, grown when it is too small: a session's arrays cost no
+ * cudaMalloc (and no cudaFree, which waits for the device) once a call of
+ * that size has run. The parts stay valid until the next carve; one session
+ * is in flight per state. */
+cudaError_t carve_session_arrays(statgpu_cuda_state *state, const SessionArray *arrays, size_t count);
 void release_device_buffer(DeviceBuffer *buffer);
 
 /* The outcome of one module call: the status and message of its first

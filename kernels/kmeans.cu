@@ -660,12 +660,9 @@ void free_session(statgpu_cuda_kmeans_session *session)
         (void)cudaSetDevice(session->state->device);
         (void)cudaStreamSynchronize(session->state->stream);
     }
-    void *buffers[] = {session->d_data,  session->d_labels, session->d_partials, session->d_centroids,
-                       session->d_next,  session->d_reduced, session->d_counter, session->d_counts,   session->d_wss,
-                       session->d_totals, session->d_distances};
-    for (void *buffer : buffers)
-        if (buffer != nullptr)
-            (void)cudaFree(buffer);
+    /* The other arrays are the state's session workspace, kept for the next call. */
+    if (session->d_distances != nullptr)
+        (void)cudaFree(session->d_distances);
     if (session->h_totals != nullptr)
         (void)cudaFreeHost(session->h_totals);
     (void)cudaGetLastError();
@@ -797,20 +794,22 @@ statgpu_cuda_status kmeans_begin(statgpu_cuda_state *state, const double *data, 
 
     const size_t kd = k * n_vars;
     cudaStream_t stream = state->stream;
-    bool ok = call.check(cudaMalloc(&session->d_data, n_obs * n_vars * sizeof(double)), "allocating the k-means data") &&
-              call.check(cudaMalloc(&session->d_labels, n_obs * sizeof(int32_t)), "allocating the labels") &&
-              call.check(cudaMalloc(&session->d_partials,
-                                    static_cast<size_t>(session->grid) * session->partial_stride * sizeof(double)),
-                         "allocating the k-means partial sums") &&
-              call.check(cudaMalloc(&session->d_centroids, kd * sizeof(double)), "allocating the centroids") &&
-              call.check(cudaMalloc(&session->d_next, kd * sizeof(double)), "allocating the centroids") &&
-              call.check(cudaMalloc(&session->d_reduced, session->partial_stride * sizeof(double)),
-                         "allocating the k-means sums") &&
-              call.check(cudaMalloc(&session->d_counter, sizeof(unsigned)), "allocating the k-means counter") &&
+    const SessionArray arrays[] = {
+        {reinterpret_cast<void **>(&session->d_data), n_obs * n_vars * sizeof(double)},
+        {reinterpret_cast<void **>(&session->d_labels), n_obs * sizeof(int32_t)},
+        {reinterpret_cast<void **>(&session->d_partials),
+         static_cast<size_t>(session->grid) * session->partial_stride * sizeof(double)},
+        {reinterpret_cast<void **>(&session->d_centroids), kd * sizeof(double)},
+        {reinterpret_cast<void **>(&session->d_next), kd * sizeof(double)},
+        {reinterpret_cast<void **>(&session->d_reduced), session->partial_stride * sizeof(double)},
+        {reinterpret_cast<void **>(&session->d_counter), sizeof(unsigned)},
+        {reinterpret_cast<void **>(&session->d_counts), k * sizeof(double)},
+        {reinterpret_cast<void **>(&session->d_wss), k * sizeof(double)},
+        {reinterpret_cast<void **>(&session->d_totals), kTotalCount * sizeof(double)},
+    };
+    bool ok = call.check(carve_session_arrays(state, arrays, sizeof arrays / sizeof arrays[0]),
+                         "allocating the k-means arrays") &&
               call.check(cudaMemsetAsync(session->d_counter, 0, sizeof(unsigned), stream), "clearing the k-means counter") &&
-              call.check(cudaMalloc(&session->d_counts, k * sizeof(double)), "allocating the cluster sizes") &&
-              call.check(cudaMalloc(&session->d_wss, k * sizeof(double)), "allocating the within sums of squares") &&
-              call.check(cudaMalloc(&session->d_totals, kTotalCount * sizeof(double)), "allocating the totals") &&
               call.check(cudaMallocHost(&session->h_totals, kTotalCount * sizeof(double)), "allocating the totals");
     if (ok && session->shared_bytes > 48 * 1024)
         ok = call.check(cudaFuncSetAttribute(assign_kernel_of(session), cudaFuncAttributeMaxDynamicSharedMemorySize,

@@ -426,10 +426,8 @@ void free_session(statgpu_cuda_lts_session *session)
         return;
     (void)cudaSetDevice(session->state->device);
     (void)cudaStreamSynchronize(session->state->stream);
-    void *pointers[] = {session->d_x, session->d_y, session->d_sample_rows, session->d_pairs};
-    for (void *pointer : pointers)
-        if (pointer != nullptr)
-            (void)cudaFree(pointer);
+    /* d_x, d_y, d_sample_rows and d_pairs are the state's session workspace,
+     * kept for the next call. */
     DeviceBuffer *buffers[] = {&session->coef,           &session->sample_keys[0], &session->sample_keys[1],
                                &session->bracket,        &session->warp_counts,    &session->below_counts,
                                &session->totals,         &session->offsets,        &session->segments,
@@ -829,20 +827,6 @@ statgpu_cuda_status lts_begin(statgpu_cuda_state *state, const double *x, size_t
     session->p = (int)p;
     CallStatus call(msg, msg_bytes);
     const cudaStream_t stream = state->stream;
-    const bool ok =
-        call.check(cudaEventCreate(&session->events[0]), "GPU LTS: events") &&
-        call.check(cudaEventCreate(&session->events[1]), "GPU LTS: events") &&
-        call.check(cudaEventRecord(session->events[0], stream), "GPU LTS: events") &&
-        call.check(cudaMalloc(&session->d_x, n * p * sizeof(double)), "GPU LTS: design matrix") &&
-        call.check(cudaMalloc(&session->d_y, n * sizeof(double)), "GPU LTS: response") &&
-        call.check(cudaMemcpy2DAsync(session->d_x, n * sizeof(double), x, ld * sizeof(double), n * sizeof(double), p,
-                                     cudaMemcpyHostToDevice, stream), "GPU LTS: copying the design matrix") &&
-        call.check(cudaMemcpyAsync(session->d_y, y, n * sizeof(double), cudaMemcpyHostToDevice, stream),
-                   "GPU LTS: copying the response");
-    if (!ok) {
-        free_session(session);
-        return call.status();
-    }
 
     /* The products' index pairs (a <= b), row-major over a. */
     const int pairs_max = lts::kMaxP * (lts::kMaxP + 1) / 2;
@@ -869,13 +853,29 @@ statgpu_cuda_status lts_begin(statgpu_cuda_state *state, const double *x, size_t
         }
     }
     session->sample_count = sample.size();
-    bool ok2 = call.check(cudaMalloc(&session->d_pairs, pair_table.size()), "GPU LTS: tables") &&
-               call.check(cudaMemcpyAsync(session->d_pairs, pair_table.data(), pair_table.size(),
-                                          cudaMemcpyHostToDevice, stream), "GPU LTS: tables");
+
+    const SessionArray arrays[] = {
+        {reinterpret_cast<void **>(&session->d_x), n * p * sizeof(double)},
+        {reinterpret_cast<void **>(&session->d_y), n * sizeof(double)},
+        {reinterpret_cast<void **>(&session->d_pairs), pair_table.size()},
+        {reinterpret_cast<void **>(&session->d_sample_rows), sample.size() * sizeof(uint32_t)},
+    };
+    bool ok2 =
+        call.check(cudaEventCreate(&session->events[0]), "GPU LTS: events") &&
+        call.check(cudaEventCreate(&session->events[1]), "GPU LTS: events") &&
+        call.check(cudaEventRecord(session->events[0], stream), "GPU LTS: events") &&
+        call.check(carve_session_arrays(state, arrays, sizeof arrays / sizeof arrays[0]), "GPU LTS: data") &&
+        call.check(cudaMemcpy2DAsync(session->d_x, n * sizeof(double), x, ld * sizeof(double), n * sizeof(double), p,
+                                     cudaMemcpyHostToDevice, stream), "GPU LTS: copying the design matrix") &&
+        call.check(cudaMemcpyAsync(session->d_y, y, n * sizeof(double), cudaMemcpyHostToDevice, stream),
+                   "GPU LTS: copying the response") &&
+        call.check(cudaMemcpyAsync(session->d_pairs, pair_table.data(), pair_table.size(), cudaMemcpyHostToDevice,
+                                   stream), "GPU LTS: tables");
     if (ok2 && !sample.empty())
-        ok2 = call.check(cudaMalloc(&session->d_sample_rows, sample.size() * sizeof(uint32_t)), "GPU LTS: sample") &&
-              call.check(cudaMemcpyAsync(session->d_sample_rows, sample.data(), sample.size() * sizeof(uint32_t),
+        ok2 = call.check(cudaMemcpyAsync(session->d_sample_rows, sample.data(), sample.size() * sizeof(uint32_t),
                                          cudaMemcpyHostToDevice, stream), "GPU LTS: sample");
+    if (sample.empty())
+        session->d_sample_rows = nullptr;
     ok2 = ok2 && call.check(cudaEventRecord(session->events[1], stream), "GPU LTS: events") &&
           call.check(cudaStreamSynchronize(stream), "GPU LTS: copying the data");
     if (!ok2) {

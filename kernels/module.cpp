@@ -66,6 +66,26 @@ cudaError_t ensure_device_buffer(DeviceBuffer *buffer, size_t bytes)
     return cudaSuccess;
 }
 
+cudaError_t carve_session_arrays(statgpu_cuda_state *state, const SessionArray *arrays, size_t count)
+{
+    size_t total = 0;
+    for (size_t a = 0; a < count; ++a) {
+        const size_t aligned = (arrays[a].bytes + 255) / 256 * 256;
+        if (aligned < arrays[a].bytes || total > SIZE_MAX - aligned)
+            return cudaErrorMemoryAllocation;
+        total += aligned;
+    }
+    const cudaError_t error = ensure_device_buffer(&state->sessions, total > 0 ? total : 1);
+    if (error != cudaSuccess)
+        return error;
+    char *next = static_cast<char *>(state->sessions.d_ptr);
+    for (size_t a = 0; a < count; ++a) {
+        *arrays[a].pointer = next;
+        next += (arrays[a].bytes + 255) / 256 * 256;
+    }
+    return cudaSuccess;
+}
+
 void release_device_buffer(DeviceBuffer *buffer)
 {
     if (buffer->d_ptr != nullptr)
@@ -85,7 +105,7 @@ void destroy_state(statgpu_cuda_state *state)
         (void)cudaStreamSynchronize(state->stream);
     DeviceBuffer *buffers[] = {&state->data,     &state->candidates[0], &state->candidates[1], &state->segments,
                                &state->keys[0],  &state->keys[1],       &state->cub_temp,      &state->partials,
-                               &state->gather,   &state->control};
+                               &state->gather,   &state->control,       &state->sessions};
     for (DeviceBuffer *buffer : buffers)
         release_device_buffer(buffer);
     if (state->h_pinned != nullptr)
