@@ -20,10 +20,10 @@ static const char *kmeans_init_name(statgpu_kmeans_init init)
     return "auto";
 }
 
-/* A row's cluster, 1-based as shown. */
-static double kmeans_cluster_of_row(const void *result, size_t i)
+static statgpu_status kmeans_tables(statgpu_context *context, const void *result, const statgpu_table_params *params,
+                                    statgpu_table_set **out_set)
 {
-    return (double)((const statgpu_kmeans_result *)result)->labels[i] + 1;
+    return statgpu_kmeans_tables(context, result, params, out_set);
 }
 
 int command_kmeans(const options *opt, statgpu_context *context)
@@ -46,10 +46,9 @@ int command_kmeans(const options *opt, statgpu_context *context)
         return fail_usage("--tol must be a number", opt->tol_text);
     if (seed_option(opt, &params.seed) != 0)
         return EXIT_USAGE;
-    const char *output = opt->output != NULL ? opt->output : "centroids";
-    if (strcmp(output, "centroids") != 0 && strcmp(output, "labels") != 0 && strcmp(output, "sizes") != 0
-        && strcmp(output, "summary") != 0)
-        return fail_usage("--output must be centroids, labels, sizes or summary", output);
+    const char *output = opt->output != NULL ? opt->output : statgpu_method_table_names("kmeans")[0];
+    if (check_output_word("kmeans", output, "--output must be centroids, labels, sizes or summary") != 0)
+        return EXIT_USAGE;
 
     double started = seconds_now();
     csv_table data = { 0 };
@@ -66,25 +65,15 @@ int command_kmeans(const options *opt, statgpu_context *context)
     if (engine_status != STATGPU_OK)
         return table_engine_failed(context, engine_status, &data);
 
-    if (strcmp(output, "centroids") == 0) {
-        fputs("cluster", stdout);
-        for (size_t v = 0; v < result->n_vars; ++v) {
-            putchar(',');
-            print_field(data.names[v]);
+    /* The summary is the tool's own: keys for scripts, and more rows than
+     * Calc's; every other Output is the engine's table. */
+    if (strcmp(output, "summary") != 0) {
+        status = print_result_table(context, &data, (const char *const *)data.names, output, kmeans_tables, result);
+        if (status != 0) {
+            statgpu_kmeans_result_destroy(result);
+            csv_table_free(&data);
+            return status;
         }
-        putchar('\n');
-        for (size_t j = 0; j < result->k; ++j) {
-            printf("%zu", j + 1);
-            for (size_t v = 0; v < result->n_vars; ++v)
-                printf(",%.17g", result->centroids[j + result->k * v]);
-            putchar('\n');
-        }
-    } else if (strcmp(output, "labels") == 0) {
-        print_per_row(&data, "cluster", kmeans_cluster_of_row, result);
-    } else if (strcmp(output, "sizes") == 0) {
-        puts("cluster,size");
-        for (size_t j = 0; j < result->k; ++j)
-            printf("%zu,%zu\n", j + 1, result->cluster_sizes[j]);
     } else {
         puts("name,value");
         printf("inertia,%.17g\n", result->inertia);

@@ -9,14 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double lts_weight_of_row(const void *result, size_t i)
+static statgpu_status lts_tables(statgpu_context *context, const void *result, const statgpu_table_params *params,
+                                 statgpu_table_set **out_set)
 {
-    return (double)((const statgpu_lts_result *)result)->weights[i];
-}
-
-static double lts_residual_of_row(const void *result, size_t i)
-{
-    return ((const statgpu_lts_result *)result)->residuals[i];
+    return statgpu_lts_tables(context, result, params, out_set);
 }
 
 int command_lts(const options *opt, statgpu_context *context)
@@ -30,13 +26,9 @@ int command_lts(const options *opt, statgpu_context *context)
         return EXIT_USAGE;
     params.intercept = !opt->no_intercept;
     params.criterion = opt->lms ? STATGPU_LTS_MEDIAN : STATGPU_LTS_SQUARES;
-    const char *output = opt->output != NULL ? opt->output : "coefficients";
-    const char *const outputs[] = { "coefficients", "weights", "residuals", "summary", "subset" };
-    int known = 0;
-    for (size_t j = 0; j < sizeof outputs / sizeof *outputs; ++j)
-        known |= strcmp(output, outputs[j]) == 0;
-    if (!known)
-        return fail_usage("--output must be coefficients, weights, residuals, summary or subset", output);
+    const char *output = opt->output != NULL ? opt->output : statgpu_method_table_names("lts")[0];
+    if (check_output_word("lts", output, "--output must be coefficients, weights, residuals, summary or subset") != 0)
+        return EXIT_USAGE;
 
     double started = seconds_now();
     csv_table data = { 0 };
@@ -75,10 +67,14 @@ int command_lts(const options *opt, statgpu_context *context)
             printf(",%.17g,%.17g\n", result->coefficients[j], result->raw_coefficients[j]);
         }
     } else if (strcmp(output, "weights") == 0 || strcmp(output, "residuals") == 0) {
-        if (strcmp(output, "weights") == 0)
-            print_per_row(&data, "weight", lts_weight_of_row, result);
-        else
-            print_per_row(&data, "residual", lts_residual_of_row, result);
+        /* The engine's tables; coefficients (with the raw fit's beside them),
+         * subset and summary are the tool's own. */
+        status = print_result_table(context, &data, (const char *const *)data.names + 1, output, lts_tables, result);
+        if (status != 0) {
+            statgpu_lts_result_destroy(result);
+            csv_table_free(&data);
+            return status;
+        }
     } else if (strcmp(output, "subset") == 0) {
         /* The best h-subset, as row numbers of the file (after its header). */
         size_t *row_of = malloc((n ? n : 1) * sizeof *row_of);

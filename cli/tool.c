@@ -168,20 +168,6 @@ int seed_option(const options *opt, uint64_t *seed)
     return 0;
 }
 
-/* A line per data row, numbered as the rows of the file after its header:
- * the value of the next complete row, or nothing for a row left out. */
-void print_per_row(const csv_table *t, const char *name, double (*value)(const void *result, size_t i),
-                   const void *result)
-{
-    printf("row,%s\n", name);
-    for (size_t row = 0, next = 0; row < t->row_count; ++row) {
-        if (t->complete[row])
-            printf("%zu,%.17g\n", row + 1, value(result, next++));
-        else
-            printf("%zu,\n", row + 1);
-    }
-}
-
 void report_timing(statgpu_context *context, const csv_table *t, double read_seconds, double compute_seconds)
 {
     statgpu_backend_report report;
@@ -207,4 +193,61 @@ int finish_table_command(const options *opt, statgpu_context *context, csv_table
         report_timing(context, t, read_seconds, compute_seconds);
     csv_table_free(t);
     return 0;
+}
+
+int print_result_table(statgpu_context *context, const csv_table *t, const char *const *variable_names,
+                       const char *name, table_maker make_tables, const void *result)
+{
+    size_t *rows = malloc((t->complete_count ? t->complete_count : 1) * sizeof *rows);
+    if (rows == NULL) {
+        fprintf(stderr, "statgpu: out of memory\n");
+        return EXIT_COMPUTE;
+    }
+    for (size_t row = 0, next = 0; row < t->row_count; ++row)
+        if (t->complete[row])
+            rows[next++] = row;
+    statgpu_table_params params;
+    statgpu_table_params_init(&params);
+    params.variable_names = variable_names;
+    params.source_row_count = t->row_count;
+    params.source_rows = rows;
+    params.table_name = name;
+    statgpu_table_set *set = NULL;
+    statgpu_status status = make_tables(context, result, &params, &set);
+    free(rows);
+    if (status != STATGPU_OK)
+        return engine_failed(context, status);
+    const statgpu_table *table = statgpu_table_set_find(set, name);
+    /* The row labels' column: the table's own, or the rows numbered from 1. */
+    print_field(table->row_labels != NULL ? table->row_label_header : "row");
+    for (size_t c = 0; c < table->column_count; ++c) {
+        putchar(',');
+        print_field(table->column_headers[c]);
+    }
+    putchar('\n');
+    for (size_t r = 0; r < table->row_count; ++r) {
+        if (table->row_labels != NULL)
+            print_field(table->row_labels[r]);
+        else
+            printf("%zu", r + 1);
+        for (size_t c = 0; c < table->column_count; ++c) {
+            size_t cell = r + table->row_count * c;
+            putchar(',');
+            if (table->cell_kinds[cell] == STATGPU_CELL_NUMBER)
+                printf("%.17g", table->values[cell]);
+            else if (table->cell_kinds[cell] == STATGPU_CELL_TEXT)
+                print_field(table->texts[cell]);
+        }
+        putchar('\n');
+    }
+    statgpu_table_set_destroy(set);
+    return 0;
+}
+
+int check_output_word(const char *method, const char *output, const char *message)
+{
+    for (const char *const *name = statgpu_method_table_names(method); *name != NULL; ++name)
+        if (strcmp(output, *name) == 0)
+            return 0;
+    return fail_usage(message, output);
 }

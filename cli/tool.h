@@ -47,11 +47,6 @@ int count_option(const char *text, const char *message, size_t *value);
 /* The seed option into *seed (unchanged when absent); 0, or the usage failure. */
 int seed_option(const options *opt, uint64_t *seed);
 
-/* A line per data row, numbered as the rows of the file after its header:
- * the value of the next complete row, or nothing for a row left out. */
-void print_per_row(const csv_table *t, const char *name, double (*value)(const void *result, size_t i),
-                   const void *result);
-
 /* --time of a table command: rows, times and the backend, on stderr. */
 void report_timing(statgpu_context *context, const csv_table *t, double read_seconds, double compute_seconds);
 
@@ -62,6 +57,24 @@ int table_engine_failed(statgpu_context *context, statgpu_status status, csv_tab
  * table freed. */
 int finish_table_command(const options *opt, statgpu_context *context, csv_table *t, double read_seconds,
                          double compute_seconds);
+
+/* A method's statgpu_<method>_tables on its result, for print_result_table. */
+typedef statgpu_status (*table_maker)(statgpu_context *context, const void *result,
+                                      const statgpu_table_params *params, statgpu_table_set **out_set);
+
+/* Prints the table called name of a result as CSV: a header line (the row
+ * labels' header, or "row", then the column headers), then a line per row
+ * (its label, or its number from 1, then the cells: a number with every
+ * digit, a text, or nothing for a row left out). Per-row tables follow the
+ * file's data rows (t's complete flags). variable_names (t's column names for
+ * the data the method saw) head the columns. 0, or EXIT_COMPUTE after the
+ * engine's message. */
+int print_result_table(statgpu_context *context, const csv_table *t, const char *const *variable_names,
+                       const char *name, table_maker make_tables, const void *result);
+
+/* 0 when output is one of the method's table names (statgpu_method_table_names),
+ * else the usage failure with message. */
+int check_output_word(const char *method, const char *output, const char *message);
 
 /* The commands (command_*.c): each runs its command of opt on context and
  * returns the tool's exit status. */
