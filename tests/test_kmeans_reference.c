@@ -287,21 +287,7 @@ static void test_no_worse_than_scikit_learn(void **state)
 
 /* ---------------------------------------------------------------- main */
 
-static int setup(void **state)
-{
-    (void)state;
-    statgpu_context_params params;
-    statgpu_context_params_init(&params);
-    params.backend = STATGPU_BACKEND_CPU;
-    return statgpu_context_create(&params, &g_context) == STATGPU_OK ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    statgpu_context_destroy(g_context);
-    return 0;
-}
+TEST_CPU_CONTEXT_FIXTURES(g_context)
 
 int main(int argc, char **argv)
 {

@@ -153,6 +153,25 @@ static inline void test_note_missing_cuda(statgpu_context *context, statgpu_back
         snprintf(skip_reason, skip_bytes, "no usable CUDA backend (%s)", report.note);
 }
 
+/* ----- fixtures -----
+ * cmocka's group setup and teardown for a test file whose tests share one
+ * CPU context in the variable named. Used after #include <cmocka.h>. */
+#define TEST_CPU_CONTEXT_FIXTURES(context)                                            \
+    static int setup(void **state)                                                    \
+    {                                                                                 \
+        (void)state;                                                                  \
+        statgpu_context_params params;                                                \
+        statgpu_context_params_init(&params);                                         \
+        params.backend = STATGPU_BACKEND_CPU;                                         \
+        return statgpu_context_create(&params, &(context)) == STATGPU_OK ? 0 : -1;    \
+    }                                                                                 \
+    static int teardown(void **state)                                                 \
+    {                                                                                 \
+        (void)state;                                                                  \
+        statgpu_context_destroy(context);                                             \
+        return 0;                                                                     \
+    }
+
 /* ----- the GPU tier's skips -----
  * A test binary that cannot run here keeps a reason; every test then prints it
  * and is skipped (cmocka's skip()), and the binary exits 77, which ctest

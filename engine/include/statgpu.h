@@ -575,6 +575,107 @@ STATGPU_API statgpu_status statgpu_lts_matrix(statgpu_context *context, const st
 /* Frees a result and its arrays. NULL is a harmless no-op. */
 STATGPU_API void statgpu_lts_result_destroy(statgpu_lts_result *result);
 
+/* ===== Gaussian mixtures ================================================== */
+
+/* Gaussian mixture models fitted by EM, as scikit-learn's GaussianMixture
+ * defines them, so that results can be compared:
+ *   - covariance types full (each component its own matrix), tied (one
+ *     matrix for all), diag (each its own diagonal), spherical (each one
+ *     variance); reg_covar is added to every variance (the diagonal) after
+ *     each estimate;
+ *   - an iteration is an E-step (responsibilities from the current
+ *     parameters, in log space: log-sum-exp over the components) and an
+ *     M-step (nk = sum of responsibilities + 10 DBL_EPSILON, means,
+ *     covariances around the new means, weights nk / sum nk, then the
+ *     precisions' Cholesky factors); the run stops when the mean per-row
+ *     log-likelihood of an E-step changed by less than tolerance from the
+ *     previous one, or after max_iterations; a final E-step gives the
+ *     responsibilities, labels and log-likelihood of the returned parameters;
+ *   - initialisation from k-means (the engine's, k-means++ starts, one run:
+ *     each row's cluster is its responsibility), or given weights, means and
+ *     precisions (the inverse covariances; for diag and spherical their
+ *     diagonal or single value);
+ *   - restart_count runs from different k-means starts keep the run of the
+ *     highest final lower bound (the earlier on a tie).
+ * A component whose covariance is not positive definite (a collapsed
+ * component, duplicate rows, a constant column) is not an error: its
+ * regulariser is multiplied by 10 until it is, and the result counts the
+ * repairs. Nothing NaN or infinite is ever returned. */
+
+typedef enum statgpu_gmm_covariance {
+    STATGPU_GMM_FULL      = 0,
+    STATGPU_GMM_TIED      = 1,
+    STATGPU_GMM_DIAG      = 2,
+    STATGPU_GMM_SPHERICAL = 3
+} statgpu_gmm_covariance;
+
+typedef enum statgpu_gmm_init {
+    STATGPU_GMM_INIT_KMEANS = 0,  /* default: responsibilities from a k-means run */
+    STATGPU_GMM_INIT_GIVEN  = 1   /* initial_weights, initial_means, initial_precisions */
+} statgpu_gmm_init;
+
+#define STATGPU_GMM_MAX_RESTART_COUNT 100000u
+
+typedef struct statgpu_gmm_params {
+    size_t                 struct_bytes;        /* sizeof(statgpu_gmm_params); set by _init */
+    statgpu_gmm_covariance covariance;          /* default FULL */
+    double                 reg_covar;           /* >= 0, default 1e-6 */
+    double                 tolerance;           /* >= 0, default 1e-3 (scikit-learn's tol) */
+    size_t                 max_iterations;      /* >= 1, default 100 */
+    size_t                 restart_count;       /* >= 1, default 1 (scikit-learn's n_init) */
+    statgpu_gmm_init       init;                /* default KMEANS */
+    uint64_t               seed;                /* the k-means starts; default 0 */
+    const double          *initial_weights;     /* GIVEN: k, positive, summing to 1 */
+    const double          *initial_means;       /* GIVEN: k x n_vars, column-major, leading dimension k */
+    const double          *initial_precisions;  /* GIVEN: full k blocks of n_vars x n_vars (block j at
+                                                   j * n_vars^2, column-major); tied one block; diag
+                                                   k x n_vars (leading dimension k); spherical k */
+} statgpu_gmm_params;
+
+typedef struct statgpu_gmm_result {
+    size_t   k, n_obs, n_vars;
+    statgpu_gmm_covariance covariance;
+    double  *weights;            /* k */
+    double  *means;              /* k x n_vars, column-major, leading dimension k */
+    double  *covariances;        /* as initial_precisions is laid out, for this covariance type */
+    double  *precisions_cholesky;/* likewise: full and tied the upper triangular factor U with
+                                    precision = U U^T (scikit-learn's precisions_cholesky_) */
+    double  *responsibilities;   /* n_obs x k, column-major, leading dimension n_obs */
+    double  *row_log_likelihood; /* n_obs: log density of each row under the mixture */
+    int32_t *labels;             /* n_obs: the most likely component, 0-based (the lower on a tie) */
+    double   log_likelihood;     /* the sum of row_log_likelihood */
+    double   lower_bound;        /* the mean per-row log-likelihood of the last EM iteration's E-step
+                                    (scikit-learn's lower_bound_) */
+    size_t   iterations;         /* EM iterations of the kept run */
+    int      converged;          /* 1 when it stopped on the tolerance */
+    size_t   parameter_count;    /* free parameters: means, covariances, k - 1 weights */
+    double   bic;                /* -2 log_likelihood + parameter_count ln n_obs (lower is better, as
+                                    scikit-learn's; mclust's BIC is its negative: higher is better) */
+    double   aic;                /* -2 log_likelihood + 2 parameter_count */
+    size_t   best_restart;       /* 0-based */
+    size_t   restart_count;
+    size_t   regularised_count;  /* covariance estimates that needed more than reg_covar */
+} statgpu_gmm_result;
+
+/* Fills params with the defaults. Always call it first. */
+STATGPU_API void statgpu_gmm_params_init(statgpu_gmm_params *params /* out */);
+
+/* A Gaussian mixture of k components fitted to the rows of data (n_obs x
+ * n_vars, column-major, leading dimension ld, finite). params may be NULL for
+ * the defaults. On success *out_result is a new result (destroy it); on
+ * failure it is NULL and statgpu_context_last_error says why:
+ * STATGPU_ERROR_INVALID_ARGUMENT for bad sizes, k = 0 or k > n_obs, bad
+ * params or given parameters that are not finite, positive (weights) or
+ * positive definite (precisions); STATGPU_ERROR_NAN_IN_DATA;
+ * STATGPU_ERROR_OUT_OF_MEMORY; STATGPU_ERROR_CANCELLED. The progress
+ * callback is called once per EM iteration. Runs on the CPU. */
+STATGPU_API statgpu_status statgpu_gmm(statgpu_context *context, const double *data, size_t n_obs, size_t n_vars,
+                                       size_t ld, size_t k, const statgpu_gmm_params *params,
+                                       statgpu_gmm_result **out_result /* out */);
+
+/* Frees a result and its arrays. NULL is a harmless no-op. */
+STATGPU_API void statgpu_gmm_result_destroy(statgpu_gmm_result *result);
+
 /* ===== Result tables ====================================================== */
 
 /* A method's result as named tables: the one place where a result becomes

@@ -1,0 +1,747 @@
+/*
+ * gmm.c: Gaussian mixtures by EM (statgpu.h's statgpu_gmm), on the CPU, with
+ * scikit-learn's GaussianMixture's definitions (sklearn/mixture/_gaussian_mixture.py):
+ * the same E-step in log space, the same M-step (nk with 10 DBL_EPSILON,
+ * covariances around the new means plus reg_covar, weights nk / sum nk), the
+ * same stopping rule and the same final E-step.
+ *
+ * Passes over the rows run on fixed blocks of SG_GMM_BLOCK_ROWS rows: each
+ * block writes its own partial sums, added in block order, so the result is
+ * the same bits at any thread count. Covariances are summed around the new
+ * means (two passes) rather than from raw second moments, which keeps the
+ * digits for data far from the origin.
+ */
+#include "internal.h"
+#include "core/pool.h"
+#include "core/threads.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SG_GMM_BLOCK_ROWS ((size_t)4096)
+#define SG_GMM_PARAMS_MIN_BYTES (offsetof(statgpu_gmm_params, initial_precisions) + sizeof(const double *))
+#define SG_GMM_LOG_2PI 1.8378770664093454835606594728112
+/* The largest problems a call takes: a row's work lives on the stack. */
+#define SG_GMM_MAX_VARS 256
+#define SG_GMM_MAX_K 512
+
+/* A covariance estimate that is not positive definite gets its regulariser
+ * multiplied by 10, at most this many times (from reg_covar, or 1e-12 of its
+ * largest variance when reg_covar is 0). */
+#define SG_GMM_MAX_REPAIRS 40
+
+typedef struct sg_gmm_model {
+    double *weights;      /* k */
+    double *means;        /* k x d, leading dimension k */
+    double *covariances;  /* per type, as statgpu_gmm_result */
+    double *prec_chol;    /* likewise */
+    double *log_det;      /* k: log det of each precision factor */
+} sg_gmm_model;
+
+typedef struct sg_gmm_fit {
+    const double          *data;
+    size_t                 n, d, ld, k;
+    statgpu_gmm_covariance type;
+    double                 reg_covar;
+    int                    threads;
+    size_t                 blocks;
+    double                *resp;       /* n x k, leading dimension n */
+    double                *row_ll;     /* n */
+    double                *partials;   /* blocks x stride */
+    size_t                 stride;
+    sg_gmm_model           model;
+    size_t                 regularised;
+} sg_gmm_fit;
+
+static size_t sg_gmm_cov_count(statgpu_gmm_covariance type, size_t k, size_t d)
+{
+    switch (type) {
+    case STATGPU_GMM_FULL:      return k * d * d;
+    case STATGPU_GMM_TIED:      return d * d;
+    case STATGPU_GMM_DIAG:      return k * d;
+    case STATGPU_GMM_SPHERICAL: return k;
+    }
+    return 0;
+}
+
+static size_t sg_gmm_parameter_count(statgpu_gmm_covariance type, size_t k, size_t d)
+{
+    size_t covariance = type == STATGPU_GMM_FULL ? k * d * (d + 1) / 2
+                        : type == STATGPU_GMM_TIED ? d * (d + 1) / 2
+                        : type == STATGPU_GMM_DIAG ? k * d
+                                                   : k;
+    return covariance + d * k + k - 1;
+}
+
+static void sg_gmm_block_range(const sg_gmm_fit *fit, size_t b, size_t *begin, size_t *end)
+{
+    *begin = b * SG_GMM_BLOCK_ROWS;
+    *end = *begin + SG_GMM_BLOCK_ROWS < fit->n ? *begin + SG_GMM_BLOCK_ROWS : fit->n;
+}
+
+/* ------------------------------------------------------------ the E-step */
+
+/* log N(x_i | component j) + log w_j. */
+static double sg_gmm_log_weighted(const sg_gmm_fit *fit, size_t i, size_t j, double *centred)
+{
+    const size_t d = fit->d, k = fit->k;
+    const sg_gmm_model *m = &fit->model;
+    for (size_t v = 0; v < d; ++v)
+        centred[v] = fit->data[i + fit->ld * v] - m->means[j + k * v];
+    double quadratic = 0.0;
+    switch (fit->type) {
+    case STATGPU_GMM_FULL:
+    case STATGPU_GMM_TIED: {
+        const double *factor = m->prec_chol + (fit->type == STATGPU_GMM_FULL ? j * d * d : 0);
+        for (size_t c = 0; c < d; ++c) {
+            double y = 0.0;
+            for (size_t r = 0; r < d; ++r)
+                y += centred[r] * factor[r + d * c];
+            quadratic += y * y;
+        }
+        break;
+    }
+    case STATGPU_GMM_DIAG:
+        for (size_t v = 0; v < d; ++v) {
+            double y = centred[v] * m->prec_chol[j + k * v];
+            quadratic += y * y;
+        }
+        break;
+    case STATGPU_GMM_SPHERICAL: {
+        double squares = 0.0;
+        for (size_t v = 0; v < d; ++v)
+            squares += centred[v] * centred[v];
+        quadratic = squares * m->prec_chol[j] * m->prec_chol[j];
+        break;
+    }
+    }
+    return -0.5 * ((double)d * SG_GMM_LOG_2PI + quadratic) + m->log_det[j] + log(m->weights[j]);
+}
+
+/* Per block: responsibilities and row log-likelihoods of its rows; partial
+ * sums of the log-likelihood, of nk and of resp * x. */
+static void sg_gmm_e_block(void *context, size_t b, int slot)
+{
+    (void)slot;
+    sg_gmm_fit *fit = context;
+    const size_t d = fit->d, k = fit->k, n = fit->n;
+    double *partial = fit->partials + b * fit->stride;
+    memset(partial, 0, (1 + k + k * d) * sizeof *partial);
+    double centred_buffer[SG_GMM_MAX_VARS], log_buffer[SG_GMM_MAX_K];
+    size_t begin, end;
+    sg_gmm_block_range(fit, b, &begin, &end);
+    for (size_t i = begin; i < end; ++i) {
+        double largest = -INFINITY;
+        for (size_t j = 0; j < k; ++j) {
+            log_buffer[j] = sg_gmm_log_weighted(fit, i, j, centred_buffer);
+            if (log_buffer[j] > largest)
+                largest = log_buffer[j];
+        }
+        double sum = 0.0;
+        for (size_t j = 0; j < k; ++j)
+            sum += exp(log_buffer[j] - largest);
+        double lse = largest + log(sum);
+        fit->row_ll[i] = lse;
+        partial[0] += lse;
+        for (size_t j = 0; j < k; ++j) {
+            double r = exp(log_buffer[j] - lse);
+            fit->resp[i + n * j] = r;
+            partial[1 + j] += r;
+            for (size_t v = 0; v < d; ++v)
+                partial[1 + k + j + k * v] += r * fit->data[i + fit->ld * v];
+        }
+    }
+}
+
+/* The E-step: responsibilities, row log-likelihoods; returns the mean
+ * per-row log-likelihood, and leaves nk and the weighted sums of x, added in
+ * block order, in sums (k + k*d). */
+static double sg_gmm_e_step(sg_gmm_fit *fit, double *sums)
+{
+    const size_t k = fit->k, d = fit->d;
+    sg_parallel_for(fit->threads, fit->blocks, sg_gmm_e_block, fit);
+    double total = 0.0;
+    memset(sums, 0, (k + k * d) * sizeof *sums);
+    for (size_t b = 0; b < fit->blocks; ++b) {
+        const double *partial = fit->partials + b * fit->stride;
+        total += partial[0];
+        for (size_t e = 0; e < k + k * d; ++e)
+            sums[e] += partial[1 + e];
+    }
+    return total / (double)fit->n;
+}
+
+/* ------------------------------------------------------------ the M-step */
+
+/* Per block: the responsibility-weighted squares and products of the rows
+ * around the new means (full and tied: the d x d products per component;
+ * diag and spherical: the d squares per component). */
+static void sg_gmm_cov_block(void *context, size_t b, int slot)
+{
+    (void)slot;
+    sg_gmm_fit *fit = context;
+    const size_t d = fit->d, k = fit->k, n = fit->n;
+    bool products = fit->type == STATGPU_GMM_FULL || fit->type == STATGPU_GMM_TIED;
+    size_t per_component = products ? d * d : d;
+    double *partial = fit->partials + b * fit->stride;
+    memset(partial, 0, k * per_component * sizeof *partial);
+    double c[SG_GMM_MAX_VARS];
+    size_t begin, end;
+    sg_gmm_block_range(fit, b, &begin, &end);
+    for (size_t j = 0; j < k; ++j) {
+        double *out = partial + j * per_component;
+        for (size_t i = begin; i < end; ++i) {
+            double r = fit->resp[i + n * j];
+            for (size_t v = 0; v < d; ++v)
+                c[v] = fit->data[i + fit->ld * v] - fit->model.means[j + k * v];
+            if (products) {
+                for (size_t col = 0; col < d; ++col)
+                    for (size_t row = 0; row <= col; ++row)
+                        out[row + d * col] += r * c[row] * c[col];
+            } else {
+                for (size_t v = 0; v < d; ++v)
+                    out[v] += r * c[v] * c[v];
+            }
+        }
+    }
+}
+
+/* Cholesky of the symmetric a (d x d, upper triangle read), lower factor in
+ * l; false when a is not positive definite. */
+static bool sg_gmm_cholesky(const double *a, size_t d, double *l)
+{
+    memset(l, 0, d * d * sizeof *l);
+    for (size_t j = 0; j < d; ++j) {
+        double diagonal = a[j + d * j];
+        for (size_t p = 0; p < j; ++p)
+            diagonal -= l[j + d * p] * l[j + d * p];
+        if (!(diagonal > 0.0) || !isfinite(diagonal))
+            return false;
+        double root = sqrt(diagonal);
+        l[j + d * j] = root;
+        for (size_t i = j + 1; i < d; ++i) {
+            double s = a[j + d * i];  /* a(i, j) from the upper triangle: a(j, i) */
+            for (size_t p = 0; p < j; ++p)
+                s -= l[i + d * p] * l[j + d * p];
+            l[i + d * j] = s / root;
+        }
+    }
+    return true;
+}
+
+/* The precision factor of a full covariance: U = inv(L)^T, upper, with L the
+ * lower Cholesky factor of the covariance (scikit-learn's
+ * solve_triangular(cov_chol, I, lower=True).T); returns sum log diag(U). The
+ * covariance's diagonal is raised by its regulariser times 10 until it is
+ * positive definite; *repaired counts the raises. */
+static bool sg_gmm_full_factor(double *covariance, size_t d, double reg_covar, double *u, double *l,
+                               double *log_det, size_t *repaired)
+{
+    double extra = reg_covar;
+    if (!(extra > 0.0)) {
+        double largest = 0.0;
+        for (size_t v = 0; v < d; ++v)
+            largest = fmax(largest, fabs(covariance[v + d * v]));
+        extra = largest > 0.0 ? 1e-12 * largest : 1e-12;
+    }
+    for (int attempt = 0; !sg_gmm_cholesky(covariance, d, l); ++attempt) {
+        if (attempt == SG_GMM_MAX_REPAIRS)
+            return false;
+        for (size_t v = 0; v < d; ++v)
+            covariance[v + d * v] += extra;
+        extra *= 10.0;
+        ++*repaired;
+    }
+    /* inv(L) by forward substitution, one column at a time, then U = inv(L)^T. */
+    memset(u, 0, d * d * sizeof *u);
+    double sum_log = 0.0;
+    for (size_t col = 0; col < d; ++col) {
+        for (size_t row = col; row < d; ++row) {
+            double s = row == col ? 1.0 : 0.0;
+            for (size_t p = col; p < row; ++p)
+                s -= l[row + d * p] * u[col + d * p];  /* inv(L)(p, col) stored as u(col, p) */
+            u[col + d * row] = s / l[row + d * row];   /* inv(L)(row, col) -> U(col, row) */
+        }
+        sum_log += log(u[col + d * col]);
+    }
+    *log_det = sum_log;
+    return true;
+}
+
+/* The M-step from the E-step's sums (nk and weighted sums of x): weights,
+ * means, covariances, precision factors. false when out of memory or a
+ * covariance cannot be repaired. */
+static bool sg_gmm_m_step(sg_gmm_fit *fit, const double *sums)
+{
+    const size_t k = fit->k, d = fit->d;
+    sg_gmm_model *m = &fit->model;
+    double nk_total = 0.0;
+    double *nk = malloc(k * sizeof *nk);
+    double *l = malloc(d * d * sizeof *l);
+    double *scratch = malloc(d * d * sizeof *scratch);
+    if (nk == NULL || l == NULL || scratch == NULL) {
+        free(nk);
+        free(l);
+        free(scratch);
+        return false;
+    }
+    for (size_t j = 0; j < k; ++j) {
+        nk[j] = sums[j] + 10.0 * DBL_EPSILON;
+        nk_total += nk[j];
+        for (size_t v = 0; v < d; ++v)
+            m->means[j + k * v] = sums[k + j + k * v] / nk[j];
+    }
+    for (size_t j = 0; j < k; ++j)
+        m->weights[j] = nk[j] / nk_total;
+
+    sg_parallel_for(fit->threads, fit->blocks, sg_gmm_cov_block, fit);
+    bool products = fit->type == STATGPU_GMM_FULL || fit->type == STATGPU_GMM_TIED;
+    size_t per_component = products ? d * d : d;
+    bool ok = true;
+    double *sum = calloc(k * per_component, sizeof *sum);
+    if (sum == NULL) {
+        free(nk);
+        free(l);
+        free(scratch);
+        return false;
+    }
+    for (size_t b = 0; b < fit->blocks; ++b)
+        for (size_t e = 0; e < k * per_component; ++e)
+            sum[e] += fit->partials[b * fit->stride + e];
+
+    switch (fit->type) {
+    case STATGPU_GMM_FULL:
+        for (size_t j = 0; j < k && ok; ++j) {
+            double *cov = m->covariances + j * d * d;
+            for (size_t col = 0; col < d; ++col)
+                for (size_t row = 0; row <= col; ++row) {
+                    double value = sum[j * d * d + row + d * col] / nk[j];
+                    cov[row + d * col] = cov[col + d * row] = value;
+                }
+            for (size_t v = 0; v < d; ++v)
+                cov[v + d * v] += fit->reg_covar;
+            ok = sg_gmm_full_factor(cov, d, fit->reg_covar, m->prec_chol + j * d * d, l, &m->log_det[j],
+                                    &fit->regularised);
+            if (ok)  /* the repaired diagonal goes to both triangles */
+                for (size_t col = 0; col < d; ++col)
+                    for (size_t row = 0; row < col; ++row)
+                        cov[col + d * row] = cov[row + d * col];
+        }
+        break;
+    case STATGPU_GMM_TIED: {
+        double *cov = m->covariances;
+        for (size_t col = 0; col < d; ++col)
+            for (size_t row = 0; row <= col; ++row) {
+                double total = 0.0;
+                for (size_t j = 0; j < k; ++j)
+                    total += sum[j * d * d + row + d * col];
+                cov[row + d * col] = cov[col + d * row] = total / nk_total;
+            }
+        for (size_t v = 0; v < d; ++v)
+            cov[v + d * v] += fit->reg_covar;
+        double log_det = 0.0;
+        ok = sg_gmm_full_factor(cov, d, fit->reg_covar, m->prec_chol, l, &log_det, &fit->regularised);
+        for (size_t j = 0; j < k; ++j)
+            m->log_det[j] = log_det;
+        break;
+    }
+    case STATGPU_GMM_DIAG:
+    case STATGPU_GMM_SPHERICAL:
+        for (size_t j = 0; j < k; ++j) {
+            double mean_variance = 0.0;
+            for (size_t v = 0; v < d; ++v) {
+                double variance = sum[j * d + v] / nk[j] + fit->reg_covar;
+                if (!(variance > 0.0)) {  /* a constant column of a lone component, reg_covar 0 */
+                    variance = fit->reg_covar > 0.0 ? fit->reg_covar : 1e-12;
+                    ++fit->regularised;
+                }
+                mean_variance += variance;
+                if (fit->type == STATGPU_GMM_DIAG)
+                    m->covariances[j + k * v] = variance;
+            }
+            if (fit->type == STATGPU_GMM_SPHERICAL)
+                m->covariances[j] = mean_variance / (double)d;
+        }
+        if (fit->type == STATGPU_GMM_DIAG) {
+            for (size_t j = 0; j < k; ++j) {
+                double log_det = 0.0;
+                for (size_t v = 0; v < d; ++v) {
+                    double factor = 1.0 / sqrt(m->covariances[j + k * v]);
+                    m->prec_chol[j + k * v] = factor;
+                    log_det += log(factor);
+                }
+                m->log_det[j] = log_det;
+            }
+        } else {
+            for (size_t j = 0; j < k; ++j) {
+                m->prec_chol[j] = 1.0 / sqrt(m->covariances[j]);
+                m->log_det[j] = (double)d * log(m->prec_chol[j]);
+            }
+        }
+        break;
+    }
+    free(sum);
+    free(nk);
+    free(l);
+    free(scratch);
+    return ok;
+}
+
+/* ------------------------------------------------------------- the entry */
+
+void statgpu_gmm_params_init(statgpu_gmm_params *params)
+{
+    if (params == NULL)
+        return;
+    memset(params, 0, sizeof *params);
+    params->struct_bytes = sizeof *params;
+    params->covariance = STATGPU_GMM_FULL;
+    params->reg_covar = 1e-6;
+    params->tolerance = 1e-3;
+    params->max_iterations = 100;
+    params->restart_count = 1;
+    params->init = STATGPU_GMM_INIT_KMEANS;
+}
+
+void statgpu_gmm_result_destroy(statgpu_gmm_result *result)
+{
+    if (result == NULL)
+        return;
+    free(result->weights);
+    free(result->means);
+    free(result->covariances);
+    free(result->precisions_cholesky);
+    free(result->responsibilities);
+    free(result->row_log_likelihood);
+    free(result->labels);
+    free(result);
+}
+
+static void sg_gmm_model_free(sg_gmm_model *m)
+{
+    free(m->weights);
+    free(m->means);
+    free(m->covariances);
+    free(m->prec_chol);
+    free(m->log_det);
+    memset(m, 0, sizeof *m);
+}
+
+static bool sg_gmm_model_alloc(sg_gmm_model *m, statgpu_gmm_covariance type, size_t k, size_t d)
+{
+    size_t cov = sg_gmm_cov_count(type, k, d);
+    m->weights = malloc(k * sizeof(double));
+    m->means = malloc(k * d * sizeof(double));
+    m->covariances = calloc(cov, sizeof(double));
+    m->prec_chol = calloc(cov, sizeof(double));
+    m->log_det = malloc(k * sizeof(double));
+    return m->weights && m->means && m->covariances && m->prec_chol && m->log_det;
+}
+
+static statgpu_status sg_gmm_check(statgpu_context *context, const double *data, size_t n, size_t d, size_t ld,
+                                   size_t k, const statgpu_gmm_params *p)
+{
+    if (data == NULL)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "data is NULL");
+    if (n == 0)
+        return sg_fail(context, STATGPU_ERROR_EMPTY_INPUT, "the data hold no observations");
+    if (d == 0)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "the data hold no variables");
+    if (ld < n)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                       "the leading dimension %zu is less than the %zu observations", ld, n);
+    if (d > SG_GMM_MAX_VARS || d > SIZE_MAX / sizeof(double) / ld)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "%zu variables are more than a mixture takes (%d)", d,
+                       SG_GMM_MAX_VARS);
+    if (k == 0)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "k = 0: at least one component is needed");
+    if (k > n)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "k = %zu is more than the %zu observations", k, n);
+    if (k > SG_GMM_MAX_K || k > SIZE_MAX / sizeof(double) / n)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "k = %zu is more than a mixture takes (%d)", k,
+                       SG_GMM_MAX_K);
+    if (p->covariance < STATGPU_GMM_FULL || p->covariance > STATGPU_GMM_SPHERICAL)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "unknown covariance type %d", (int)p->covariance);
+    if (!(p->reg_covar >= 0.0 && p->reg_covar <= DBL_MAX))
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "reg_covar %.17g is not a finite number >= 0",
+                       p->reg_covar);
+    if (!(p->tolerance >= 0.0 && p->tolerance <= DBL_MAX))
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "the tolerance %.17g is not a finite number >= 0",
+                       p->tolerance);
+    if (p->max_iterations == 0)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "max_iterations is 0");
+    if (p->restart_count == 0 || p->restart_count > STATGPU_GMM_MAX_RESTART_COUNT)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "restart_count = %zu is not from 1 to %u",
+                       p->restart_count, STATGPU_GMM_MAX_RESTART_COUNT);
+    if (p->init != STATGPU_GMM_INIT_KMEANS && p->init != STATGPU_GMM_INIT_GIVEN)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "unknown initialisation %d", (int)p->init);
+    if (p->init == STATGPU_GMM_INIT_GIVEN
+        && (p->initial_weights == NULL || p->initial_means == NULL || p->initial_precisions == NULL))
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                       "STATGPU_GMM_INIT_GIVEN needs initial_weights, initial_means and initial_precisions");
+    for (size_t v = 0; v < d; ++v)
+        for (size_t i = 0; i < n; ++i) {
+            double x = data[i + ld * v];
+            if (isnan(x))
+                return sg_fail(context, STATGPU_ERROR_NAN_IN_DATA, "the data contain NaN (observation %zu, "
+                               "variable %zu)", i + 1, v + 1);
+            if (!isfinite(x))
+                return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "the data contain an infinity (observation "
+                               "%zu, variable %zu)", i + 1, v + 1);
+        }
+    return STATGPU_OK;
+}
+
+/* The given parameters as the model: weights and means as they are, the
+ * precision factors from the given precisions (full and tied: their lower
+ * Cholesky factor, as scikit-learn takes precisions_init; diag and
+ * spherical: square roots). */
+static statgpu_status sg_gmm_given(statgpu_context *context, sg_gmm_fit *fit, const statgpu_gmm_params *p)
+{
+    const size_t k = fit->k, d = fit->d;
+    sg_gmm_model *m = &fit->model;
+    double weight_sum = 0.0;
+    for (size_t j = 0; j < k; ++j) {
+        if (!(p->initial_weights[j] > 0.0 && p->initial_weights[j] <= 1.0))
+            return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "initial weight %zu is %.17g, not in (0, 1]",
+                           j + 1, p->initial_weights[j]);
+        m->weights[j] = p->initial_weights[j];
+        weight_sum += m->weights[j];
+    }
+    if (!(fabs(weight_sum - 1.0) <= 1e-8))
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "the initial weights sum to %.17g, not 1",
+                       weight_sum);
+    for (size_t e = 0; e < k * d; ++e) {
+        if (!isfinite(p->initial_means[e]))
+            return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "an initial mean is not finite");
+        m->means[e] = p->initial_means[e];
+    }
+    size_t blocks = fit->type == STATGPU_GMM_FULL ? k : fit->type == STATGPU_GMM_TIED ? 1 : 0;
+    for (size_t j = 0; j < blocks; ++j) {
+        const double *precision = p->initial_precisions + j * d * d;
+        double *factor = m->prec_chol + j * d * d;
+        for (size_t e = 0; e < d * d; ++e)
+            if (!isfinite(precision[e]))
+                return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "an initial precision is not finite");
+        if (!sg_gmm_cholesky(precision, d, factor))
+            return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                           "initial precision %zu is not positive definite", j + 1);
+        double log_det = 0.0;
+        for (size_t v = 0; v < d; ++v)
+            log_det += log(factor[v + d * v]);
+        if (fit->type == STATGPU_GMM_TIED)
+            for (size_t c = 0; c < k; ++c)
+                m->log_det[c] = log_det;
+        else
+            m->log_det[j] = log_det;
+    }
+    if (fit->type == STATGPU_GMM_DIAG || fit->type == STATGPU_GMM_SPHERICAL) {
+        size_t count = fit->type == STATGPU_GMM_DIAG ? k * d : k;
+        for (size_t e = 0; e < count; ++e) {
+            if (!(p->initial_precisions[e] > 0.0) || !isfinite(p->initial_precisions[e]))
+                return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "initial precision %zu is %.17g, not "
+                               "positive", e + 1, p->initial_precisions[e]);
+            m->prec_chol[e] = sqrt(p->initial_precisions[e]);
+        }
+        for (size_t j = 0; j < k; ++j) {
+            double log_det = 0.0;
+            if (fit->type == STATGPU_GMM_DIAG)
+                for (size_t v = 0; v < d; ++v)
+                    log_det += log(m->prec_chol[j + k * v]);
+            else
+                log_det = (double)d * log(m->prec_chol[j]);
+            m->log_det[j] = log_det;
+        }
+    }
+    return STATGPU_OK;
+}
+
+/* The model from a k-means run's labels: one-hot responsibilities, then the
+ * M-step (scikit-learn's _initialize with init_params="kmeans"). */
+static statgpu_status sg_gmm_from_kmeans(statgpu_context *context, sg_gmm_fit *fit, uint64_t seed, double *sums)
+{
+    statgpu_kmeans_params params;
+    statgpu_kmeans_params_init(&params);
+    params.restart_count = 1;
+    params.seed = seed;
+    params.init = STATGPU_KMEANS_INIT_PLUS_PLUS;
+    statgpu_kmeans_result *clusters = NULL;
+    statgpu_status status = statgpu_kmeans(context, fit->data, fit->n, fit->d, fit->ld, fit->k, &params, &clusters);
+    if (status != STATGPU_OK)
+        return status;
+    const size_t n = fit->n, k = fit->k, d = fit->d;
+    memset(sums, 0, (k + k * d) * sizeof *sums);
+    for (size_t j = 0; j < k; ++j)
+        for (size_t i = 0; i < n; ++i)
+            fit->resp[i + n * j] = clusters->labels[i] == (int32_t)j ? 1.0 : 0.0;
+    for (size_t i = 0; i < n; ++i) {
+        size_t j = (size_t)clusters->labels[i];
+        sums[j] += 1.0;
+        for (size_t v = 0; v < d; ++v)
+            sums[k + j + k * v] += fit->data[i + fit->ld * v];
+    }
+    statgpu_kmeans_result_destroy(clusters);
+    if (!sg_gmm_m_step(fit, sums))
+        return sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate GMM work space");
+    return STATGPU_OK;
+}
+
+statgpu_status statgpu_gmm(statgpu_context *context, const double *data, size_t n_obs, size_t n_vars, size_t ld,
+                           size_t k, const statgpu_gmm_params *params, statgpu_gmm_result **out_result)
+{
+    if (context == NULL)
+        return STATGPU_ERROR_INVALID_ARGUMENT;
+    if (out_result == NULL)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "out_result is NULL");
+    *out_result = NULL;
+    statgpu_gmm_params chosen;
+    statgpu_gmm_params_init(&chosen);
+    if (params != NULL) {
+        if (params->struct_bytes < SG_GMM_PARAMS_MIN_BYTES || params->struct_bytes > sizeof chosen)
+            return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                           "params->struct_bytes is %zu; call statgpu_gmm_params_init first", params->struct_bytes);
+        memcpy(&chosen, params, params->struct_bytes);
+        chosen.struct_bytes = sizeof chosen;
+    }
+    statgpu_status status = sg_gmm_check(context, data, n_obs, n_vars, ld, k, &chosen);
+    if (status != STATGPU_OK)
+        return status;
+
+    const size_t n = n_obs, d = n_vars;
+    bool products = chosen.covariance == STATGPU_GMM_FULL || chosen.covariance == STATGPU_GMM_TIED;
+    size_t blocks = (n + SG_GMM_BLOCK_ROWS - 1) / SG_GMM_BLOCK_ROWS;
+    size_t stride = 1 + k + k * d;
+    if (k * (products ? d * d : d) > stride)
+        stride = k * (products ? d * d : d);
+    sg_gmm_fit fit = { data, n, d, ld, k, chosen.covariance, chosen.reg_covar,
+                       sg_threads_for(context->cpu_thread_count, blocks, (double)n * (double)k * (double)d * (double)d),
+                       blocks, NULL, NULL, NULL, stride, { 0 }, 0 };
+    sg_gmm_model best = { 0 };
+    statgpu_gmm_result *result = calloc(1, sizeof *result);
+    double *sums = malloc((k + k * d) * sizeof *sums);
+    fit.resp = malloc(n * k * sizeof *fit.resp);
+    fit.row_ll = malloc(n * sizeof *fit.row_ll);
+    fit.partials = malloc(blocks * stride * sizeof *fit.partials);
+    if (result == NULL || sums == NULL || fit.resp == NULL || fit.row_ll == NULL || fit.partials == NULL
+        || !sg_gmm_model_alloc(&fit.model, chosen.covariance, k, d)
+        || !sg_gmm_model_alloc(&best, chosen.covariance, k, d)) {
+        status = sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate GMM work space for %zu x %zu "
+                         "data and k = %zu", n, d, k);
+        goto done;
+    }
+    sg_dispatch_begin(context);
+    size_t runs = chosen.init == STATGPU_GMM_INIT_GIVEN ? 1 : chosen.restart_count;
+    double best_bound = -INFINITY;
+    size_t best_iterations = 0, best_run = 0, best_regularised = 0;
+    int best_converged = 0;
+    size_t cov_count = sg_gmm_cov_count(chosen.covariance, k, d);
+    for (size_t run = 0; run < runs; ++run) {
+        fit.regularised = 0;
+        status = chosen.init == STATGPU_GMM_INIT_GIVEN
+                     ? sg_gmm_given(context, &fit, &chosen)
+                     : sg_gmm_from_kmeans(context, &fit,
+                                          sg_derive_stream(context->params.seed, chosen.seed, 0x5DEECE66Dull, run),
+                                          sums);
+        if (status != STATGPU_OK)
+            goto done;
+        double bound = -INFINITY;
+        size_t iteration = 0;
+        int converged = 0;
+        for (iteration = 1; iteration <= chosen.max_iterations; ++iteration) {
+            double previous = bound;
+            bound = sg_gmm_e_step(&fit, sums);
+            if (!sg_gmm_m_step(&fit, sums)) {
+                status = sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate GMM work space, or a "
+                                 "covariance could not be made positive definite");
+                goto done;
+            }
+            if (sg_progress_cancelled(context, ((double)run + (double)iteration / (double)chosen.max_iterations)
+                                                   / (double)runs)) {
+                status = sg_fail(context, STATGPU_ERROR_CANCELLED, "cancelled");
+                goto done;
+            }
+            if (fabs(bound - previous) < chosen.tolerance) {
+                converged = 1;
+                break;
+            }
+        }
+        if (iteration > chosen.max_iterations)
+            iteration = chosen.max_iterations;
+        if (bound > best_bound || best_bound == -INFINITY) {
+            best_bound = bound;
+            best_iterations = iteration;
+            best_converged = converged;
+            best_run = run;
+            best_regularised = fit.regularised;
+            memcpy(best.weights, fit.model.weights, k * sizeof(double));
+            memcpy(best.means, fit.model.means, k * d * sizeof(double));
+            memcpy(best.covariances, fit.model.covariances, cov_count * sizeof(double));
+            memcpy(best.prec_chol, fit.model.prec_chol, cov_count * sizeof(double));
+            memcpy(best.log_det, fit.model.log_det, k * sizeof(double));
+        }
+    }
+
+    /* The final E-step, on the kept parameters. */
+    sg_gmm_model working = fit.model;
+    fit.model = best;
+    (void)sg_gmm_e_step(&fit, sums);
+    fit.model = working;
+    result->k = k;
+    result->n_obs = n;
+    result->n_vars = d;
+    result->covariance = chosen.covariance;
+    result->weights = best.weights;
+    result->means = best.means;
+    result->covariances = best.covariances;
+    result->precisions_cholesky = best.prec_chol;
+    free(best.log_det);
+    memset(&best, 0, sizeof best);
+    result->responsibilities = fit.resp;
+    result->row_log_likelihood = fit.row_ll;
+    fit.resp = NULL;
+    fit.row_ll = NULL;
+    result->labels = malloc(n * sizeof *result->labels);
+    if (result->labels == NULL) {
+        status = sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate the GMM labels");
+        goto done;
+    }
+    double total = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+        size_t label = 0;
+        for (size_t j = 1; j < k; ++j)
+            if (result->responsibilities[i + n * j] > result->responsibilities[i + n * label])
+                label = j;
+        result->labels[i] = (int32_t)label;
+        total += result->row_log_likelihood[i];
+    }
+    result->log_likelihood = total;
+    result->lower_bound = best_bound;
+    result->iterations = best_iterations;
+    result->converged = best_converged;
+    result->parameter_count = sg_gmm_parameter_count(chosen.covariance, k, d);
+    result->bic = -2.0 * total + (double)result->parameter_count * log((double)n);
+    result->aic = -2.0 * total + 2.0 * (double)result->parameter_count;
+    result->best_restart = best_run;
+    result->restart_count = runs;
+    result->regularised_count = best_regularised;
+    if (!isfinite(result->log_likelihood) || !isfinite(result->bic)) {
+        status = sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                         "the log-likelihood is not finite: the data are too far from ordinary size");
+        goto done;
+    }
+    sg_dispatch_ran(context, STATGPU_BACKEND_CPU, 0.0, 0.0);
+    *out_result = result;
+    result = NULL;
+    status = sg_succeed(context);
+done:
+    statgpu_gmm_result_destroy(result);
+    sg_gmm_model_free(&fit.model);
+    sg_gmm_model_free(&best);
+    free(fit.resp);
+    free(fit.row_ll);
+    free(fit.partials);
+    free(sums);
+    return status;
+}

@@ -1,0 +1,410 @@
+/*
+ * test_gmm.c: Gaussian mixtures (statgpu_gmm) against scikit-learn and on the
+ * cases that break a naive EM.
+ *
+ * Reference (tests/reference/gmm_sklearn.csv, written by gmm_sklearn.py with
+ * scikit-learn's GaussianMixture): Old Faithful (k = 2) and iris (k = 3), every
+ * covariance type, from the same given initial parameters:
+ *   - the lower bound (mean per-row log-likelihood of the E-step) after each of
+ *     the first 12 iterations within 1e-9 relative;
+ *   - after 12 iterations the weights, means, covariances and precision factors
+ *     within 1e-8 relative (absolute floor 1e-10 of the largest magnitude of
+ *     each), the total log-likelihood within 1e-9 relative, BIC and AIC
+ *     within 1e-9 relative, the parameter count exactly;
+ *   - with scikit-learn's defaults (tol 1e-3, max_iter 100) the same number of
+ *     iterations and the lower bound within 1e-9.
+ * The lower bound never decreases from one iteration to the next (EM's
+ * invariant), within 1e-12 relative for rounding.
+ *
+ * Robustness: a component collapsed on one point, duplicate rows, a constant
+ * column, more variables than a component has rows: the fit returns finite
+ * parameters and counts its repairs. The same bits at 1, 2 and 3 threads;
+ * k-means starts and restarts; every bad argument.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "statgpu.h"
+#include "test_reference_csv.h"
+#include "test_support.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static statgpu_context *g_context;
+static const char      *g_reference_dir = "tests/reference";
+
+#define LINE_BYTES 65536
+#define MAX_VALUES 256
+
+static int close_to(double a, double b, double relative, double absolute)
+{
+    return fabs(a - b) <= relative * fabs(b) + absolute;
+}
+
+/* The values of (case_name, quantity) in gmm_sklearn.csv; their count. */
+static size_t reference_values(const char *case_name, const char *quantity, double *out)
+{
+    FILE *file = test_open_reference(g_reference_dir, "gmm_sklearn.csv");
+    char *line = malloc(LINE_BYTES);
+    size_t count = 0;
+    int found = 0;
+    while (!found && fgets(line, LINE_BYTES, file)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        char *first = strchr(line, ','), *second = first ? strchr(first + 1, ',') : NULL;
+        if (second == NULL)
+            continue;
+        *first = *second = '\0';
+        if (strcmp(line, case_name) == 0 && strcmp(first + 1, quantity) == 0) {
+            count = test_parse_numbers(second + 1, out, MAX_VALUES);
+            found = 1;
+        }
+    }
+    fclose(file);
+    free(line);
+    if (!found)
+        fail_msg("gmm_sklearn.csv has no %s %s", case_name, quantity);
+    return count;
+}
+
+/* A reference data set, column-major with leading dimension n. */
+static double *read_data(const char *name, size_t *n, size_t *d)
+{
+    char file_name[64];
+    snprintf(file_name, sizeof file_name, "%s.csv", name);
+    double *rows = test_read_numeric_csv(g_reference_dir, file_name, n, d);
+    double *data = malloc(*n * *d * sizeof *data);
+    for (size_t i = 0; i < *n; ++i)
+        for (size_t v = 0; v < *d; ++v)
+            data[i + *n * v] = rows[i * *d + v];
+    free(rows);
+    return data;
+}
+
+static const char *const k_types[] = { "full", "tied", "diag", "spherical" };
+
+/* scikit-learn's arrays (row-major by component) in the engine's layouts. */
+static void to_engine_layout(statgpu_gmm_covariance type, const double *sk, size_t k, size_t d, double *out,
+                             int is_covariance_like)
+{
+    (void)is_covariance_like;
+    switch (type) {
+    case STATGPU_GMM_FULL:  /* (k, d, d) [j][r][c] -> block j, (r, c) at r + d c */
+        for (size_t j = 0; j < k; ++j)
+            for (size_t r = 0; r < d; ++r)
+                for (size_t c = 0; c < d; ++c)
+                    out[j * d * d + r + d * c] = sk[(j * d + r) * d + c];
+        break;
+    case STATGPU_GMM_TIED:
+        for (size_t r = 0; r < d; ++r)
+            for (size_t c = 0; c < d; ++c)
+                out[r + d * c] = sk[r * d + c];
+        break;
+    case STATGPU_GMM_DIAG:  /* (k, d) -> j + k v */
+        for (size_t j = 0; j < k; ++j)
+            for (size_t v = 0; v < d; ++v)
+                out[j + k * v] = sk[j * d + v];
+        break;
+    case STATGPU_GMM_SPHERICAL:
+        memcpy(out, sk, k * sizeof *out);
+        break;
+    }
+}
+
+static size_t cov_count(statgpu_gmm_covariance type, size_t k, size_t d)
+{
+    return type == STATGPU_GMM_FULL ? k * d * d : type == STATGPU_GMM_TIED ? d * d
+                                                  : type == STATGPU_GMM_DIAG ? k * d : k;
+}
+
+static void check_close_array(const char *what, const double *got, const double *expected, size_t count,
+                              double relative)
+{
+    double largest = 0.0;
+    for (size_t e = 0; e < count; ++e)
+        largest = fmax(largest, fabs(expected[e]));
+    for (size_t e = 0; e < count; ++e)
+        if (!close_to(got[e], expected[e], relative, 1e-10 * largest))
+            fail_msg("%s[%zu]: statgpu %.17g, scikit-learn %.17g", what, e, got[e], expected[e]);
+}
+
+static void check_reference_case(const char *data_name, size_t k, statgpu_gmm_covariance type)
+{
+    size_t n, d;
+    double *data = read_data(data_name, &n, &d);
+    char case_name[64];
+    snprintf(case_name, sizeof case_name, "%s_%s", data_name, k_types[type]);
+    double weights[MAX_VALUES], means_sk[MAX_VALUES], precisions_sk[MAX_VALUES], bounds[MAX_VALUES];
+    double means[MAX_VALUES], precisions[MAX_VALUES], expected[MAX_VALUES], values[MAX_VALUES];
+    reference_values(case_name, "weights_init", weights);
+    reference_values(case_name, "means_init", means_sk);
+    reference_values(case_name, "precisions_init", precisions_sk);
+    for (size_t j = 0; j < k; ++j)
+        for (size_t v = 0; v < d; ++v)
+            means[j + k * v] = means_sk[j * d + v];
+    to_engine_layout(type, precisions_sk, k, d, precisions, 0);
+    size_t iterations = reference_values(case_name, "bounds", bounds);
+
+    statgpu_gmm_params params;
+    statgpu_gmm_params_init(&params);
+    params.covariance = type;
+    params.init = STATGPU_GMM_INIT_GIVEN;
+    params.initial_weights = weights;
+    params.initial_means = means;
+    params.initial_precisions = precisions;
+    params.tolerance = 0.0;
+    double previous = -INFINITY;
+    for (size_t t = 1; t <= iterations; ++t) {
+        params.max_iterations = t;
+        statgpu_gmm_result *r = NULL;
+        if (statgpu_gmm(g_context, data, n, d, n, k, &params, &r) != STATGPU_OK)
+            fail_msg("%s t=%zu: %s", case_name, t, statgpu_context_last_error(g_context));
+        if (!close_to(r->lower_bound, bounds[t - 1], 1e-9, 0.0))
+            fail_msg("%s: lower bound after %zu iterations %.17g, scikit-learn %.17g", case_name, t, r->lower_bound,
+                     bounds[t - 1]);
+        if (!(r->lower_bound >= previous - 1e-12 * fabs(previous)))
+            fail_msg("%s: the lower bound fell from %.17g to %.17g at iteration %zu", case_name, previous,
+                     r->lower_bound, t);
+        previous = r->lower_bound;
+        assert_int_equal(r->iterations, t);
+        if (t < iterations) {
+            statgpu_gmm_result_destroy(r);
+            continue;
+        }
+        char what[96];
+        reference_values(case_name, "weights", expected);
+        snprintf(what, sizeof what, "%s weights", case_name);
+        check_close_array(what, r->weights, expected, k, 1e-8);
+        reference_values(case_name, "means", values);
+        for (size_t j = 0; j < k; ++j)
+            for (size_t v = 0; v < d; ++v)
+                expected[j + k * v] = values[j * d + v];
+        snprintf(what, sizeof what, "%s means", case_name);
+        check_close_array(what, r->means, expected, k * d, 1e-8);
+        reference_values(case_name, "covariances", values);
+        to_engine_layout(type, values, k, d, expected, 1);
+        snprintf(what, sizeof what, "%s covariances", case_name);
+        check_close_array(what, r->covariances, expected, cov_count(type, k, d), 1e-8);
+        reference_values(case_name, "precisions_cholesky", values);
+        to_engine_layout(type, values, k, d, expected, 1);
+        snprintf(what, sizeof what, "%s precision factors", case_name);
+        check_close_array(what, r->precisions_cholesky, expected, cov_count(type, k, d), 1e-8);
+        reference_values(case_name, "score", values);
+        if (!close_to(r->log_likelihood, values[0], 1e-9, 0.0))
+            fail_msg("%s: log-likelihood %.17g, scikit-learn %.17g", case_name, r->log_likelihood, values[0]);
+        reference_values(case_name, "bic", values);
+        assert_true(close_to(r->bic, values[0], 1e-9, 0.0));
+        reference_values(case_name, "aic", values);
+        assert_true(close_to(r->aic, values[0], 1e-9, 0.0));
+        reference_values(case_name, "parameters", values);
+        assert_int_equal(r->parameter_count, (size_t)values[0]);
+        for (size_t i = 0; i < n; ++i) {
+            double total = 0.0;
+            for (size_t j = 0; j < k; ++j)
+                total += r->responsibilities[i + n * j];
+            assert_true(fabs(total - 1.0) < 1e-12);
+            assert_true(r->labels[i] >= 0 && (size_t)r->labels[i] < k);
+        }
+        statgpu_gmm_result_destroy(r);
+    }
+
+    params.tolerance = 1e-3;
+    params.max_iterations = 100;
+    statgpu_gmm_result *r = NULL;
+    assert_int_equal(statgpu_gmm(g_context, data, n, d, n, k, &params, &r), STATGPU_OK);
+    reference_values(case_name, "converged_iterations", values);
+    if (r->iterations != (size_t)values[0])
+        fail_msg("%s: converged after %zu iterations, scikit-learn after %g", case_name, r->iterations, values[0]);
+    assert_int_equal(r->converged, 1);
+    reference_values(case_name, "converged_bound", values);
+    assert_true(close_to(r->lower_bound, values[0], 1e-9, 0.0));
+    statgpu_gmm_result_destroy(r);
+    free(data);
+}
+
+static void test_scikit_learn_faithful(void **state)
+{
+    (void)state;
+    for (int type = STATGPU_GMM_FULL; type <= STATGPU_GMM_SPHERICAL; ++type)
+        check_reference_case("faithful", 2, (statgpu_gmm_covariance)type);
+}
+
+static void test_scikit_learn_iris(void **state)
+{
+    (void)state;
+    for (int type = STATGPU_GMM_FULL; type <= STATGPU_GMM_SPHERICAL; ++type)
+        check_reference_case("iris", 3, (statgpu_gmm_covariance)type);
+}
+
+/* ------------------------------------------------------------ robustness */
+
+static void assert_finite_result(const statgpu_gmm_result *r)
+{
+    size_t k = r->k, d = r->n_vars;
+    for (size_t j = 0; j < k; ++j)
+        assert_true(isfinite(r->weights[j]) && r->weights[j] > 0.0);
+    for (size_t e = 0; e < k * d; ++e)
+        assert_true(isfinite(r->means[e]));
+    for (size_t e = 0; e < cov_count(r->covariance, k, d); ++e)
+        assert_true(isfinite(r->covariances[e]) && isfinite(r->precisions_cholesky[e]));
+    for (size_t i = 0; i < r->n_obs; ++i)
+        assert_true(isfinite(r->row_log_likelihood[i]));
+    assert_true(isfinite(r->log_likelihood) && isfinite(r->bic) && isfinite(r->aic));
+}
+
+static void test_degenerate_data(void **state)
+{
+    (void)state;
+    enum { n = 40 };
+    double data[n * 3];
+    test_rng rng = { 3 };
+    /* Rows 0..9 all equal (a component collapses on them), a constant third
+     * column, the rest two loose clusters. */
+    for (size_t i = 0; i < n; ++i) {
+        data[i] = i < 10 ? 5.0 : (i % 2 ? 10.0 : -10.0) + test_rng_normal(&rng);
+        data[i + n] = i < 10 ? 5.0 : test_rng_normal(&rng);
+        data[i + 2 * n] = 7.0;
+    }
+    for (int type = STATGPU_GMM_FULL; type <= STATGPU_GMM_SPHERICAL; ++type) {
+        statgpu_gmm_params params;
+        statgpu_gmm_params_init(&params);
+        params.covariance = (statgpu_gmm_covariance)type;
+        params.reg_covar = 0.0;  /* nothing hides the singular covariances */
+        statgpu_gmm_result *r = NULL;
+        if (statgpu_gmm(g_context, data, n, 3, n, 3, &params, &r) != STATGPU_OK)
+            fail_msg("type %d: %s", type, statgpu_context_last_error(g_context));
+        assert_finite_result(r);
+        /* The collapsed component's full covariance is singular and must be
+         * repaired; the other types' estimates around a mean a few ulps off
+         * 7 may stay barely positive, which is no failure either. */
+        if (type == STATGPU_GMM_FULL && r->regularised_count == 0)
+            fail_msg("the singular full covariance was not repaired");
+        statgpu_gmm_result_destroy(r);
+    }
+    /* More variables than rows in a component. */
+    enum { wide_n = 12, wide_d = 20 };
+    double wide[wide_n * wide_d];
+    for (size_t c = 0; c < (size_t)wide_n * wide_d; ++c)
+        wide[c] = test_rng_normal(&rng) + (c % wide_n < 6 ? 0.0 : 8.0);
+    statgpu_gmm_result *r = NULL;
+    assert_int_equal(statgpu_gmm(g_context, wide, wide_n, wide_d, wide_n, 2, NULL, &r), STATGPU_OK);
+    assert_finite_result(r);
+    statgpu_gmm_result_destroy(r);
+}
+
+static bool same_result(const statgpu_gmm_result *a, const statgpu_gmm_result *b)
+{
+    size_t k = a->k, d = a->n_vars;
+    return memcmp(a->means, b->means, k * d * sizeof(double)) == 0
+           && memcmp(a->weights, b->weights, k * sizeof(double)) == 0
+           && memcmp(a->covariances, b->covariances, cov_count(a->covariance, k, d) * sizeof(double)) == 0
+           && memcmp(a->labels, b->labels, a->n_obs * sizeof(int32_t)) == 0
+           && test_same_bits(a->log_likelihood, b->log_likelihood) && a->iterations == b->iterations;
+}
+
+/* 20000 rows (five blocks): the same bits at 1, 2 and 3 threads; restarts
+ * keep the highest lower bound. */
+static void test_threads_and_restarts(void **state)
+{
+    (void)state;
+    enum { n = 20000, d = 3 };
+    double *data = malloc(n * d * sizeof *data);
+    test_rng rng = { 11 };
+    for (size_t i = 0; i < n; ++i)
+        for (size_t v = 0; v < d; ++v)
+            data[i + n * v] = 4.0 * (double)(i % 4) + (double)v + test_rng_normal(&rng);
+    statgpu_gmm_params params;
+    statgpu_gmm_params_init(&params);
+    params.seed = 9;
+    statgpu_gmm_result *first = NULL;
+    for (int threads = 1; threads <= 3; ++threads) {
+        statgpu_context_params context_params;
+        statgpu_context_params_init(&context_params);
+        context_params.backend = STATGPU_BACKEND_CPU;
+        context_params.thread_count = threads;
+        statgpu_context *context = NULL;
+        assert_int_equal(statgpu_context_create(&context_params, &context), STATGPU_OK);
+        statgpu_gmm_result *r = NULL;
+        assert_int_equal(statgpu_gmm(context, data, n, d, n, 4, &params, &r), STATGPU_OK);
+        assert_finite_result(r);
+        if (first == NULL)
+            first = r;
+        else {
+            assert_true(same_result(first, r));
+            statgpu_gmm_result_destroy(r);
+        }
+        statgpu_context_destroy(context);
+    }
+    params.restart_count = 4;
+    statgpu_gmm_result *best = NULL;
+    assert_int_equal(statgpu_gmm(g_context, data, n, d, n, 4, &params, &best), STATGPU_OK);
+    assert_int_equal(best->restart_count, 4);
+    assert_true(best->lower_bound >= first->lower_bound - 1e-12 * fabs(first->lower_bound)
+                || best->best_restart != 0);
+    statgpu_gmm_result_destroy(best);
+    statgpu_gmm_result_destroy(first);
+    free(data);
+}
+
+static void test_bad_arguments(void **state)
+{
+    (void)state;
+    double data[6] = { 1, 2, 3, 4, 5, NAN };
+    statgpu_gmm_result *r = (statgpu_gmm_result *)1;
+    assert_int_equal(statgpu_gmm(g_context, data, 6, 1, 6, 2, NULL, &r), STATGPU_ERROR_NAN_IN_DATA);
+    assert_null(r);
+    data[5] = 6;
+    assert_int_equal(statgpu_gmm(g_context, NULL, 6, 1, 6, 2, NULL, &r), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_gmm(g_context, data, 6, 1, 6, 0, NULL, &r), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_gmm(g_context, data, 6, 1, 6, 7, NULL, &r), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_gmm(g_context, data, 6, 1, 5, 2, NULL, &r), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_gmm(g_context, data, 0, 1, 6, 2, NULL, &r), STATGPU_ERROR_EMPTY_INPUT);
+    assert_int_equal(statgpu_gmm(g_context, data, 6, 1, 6, 2, NULL, NULL), STATGPU_ERROR_INVALID_ARGUMENT);
+    statgpu_gmm_params params;
+    statgpu_gmm_params_init(&params);
+    params.covariance = (statgpu_gmm_covariance)9;
+    assert_int_equal(statgpu_gmm(g_context, data, 6, 1, 6, 2, &params, &r), STATGPU_ERROR_INVALID_ARGUMENT);
+    statgpu_gmm_params_init(&params);
+    params.reg_covar = -1.0;
+    assert_int_equal(statgpu_gmm(g_context, data, 6, 1, 6, 2, &params, &r), STATGPU_ERROR_INVALID_ARGUMENT);
+    statgpu_gmm_params_init(&params);
+    params.max_iterations = 0;
+    assert_int_equal(statgpu_gmm(g_context, data, 6, 1, 6, 2, &params, &r), STATGPU_ERROR_INVALID_ARGUMENT);
+    statgpu_gmm_params_init(&params);
+    params.init = STATGPU_GMM_INIT_GIVEN;
+    assert_int_equal(statgpu_gmm(g_context, data, 6, 1, 6, 2, &params, &r), STATGPU_ERROR_INVALID_ARGUMENT);
+    double weights[2] = { 0.5, 0.5 }, means[2] = { 1, 5 }, not_positive[2] = { 1, -1 };
+    params.initial_weights = weights;
+    params.initial_means = means;
+    params.initial_precisions = not_positive;
+    params.covariance = STATGPU_GMM_DIAG;
+    assert_int_equal(statgpu_gmm(g_context, data, 6, 1, 6, 2, &params, &r), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(statgpu_context_last_error(g_context), "not positive"));
+    double bad_weights[2] = { 0.5, 0.6 };
+    params.initial_weights = bad_weights;
+    not_positive[1] = 1;
+    assert_int_equal(statgpu_gmm(g_context, data, 6, 1, 6, 2, &params, &r), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_null(r);
+}
+
+TEST_CPU_CONTEXT_FIXTURES(g_context)
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        g_reference_dir = argv[1];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_scikit_learn_faithful),
+        cmocka_unit_test(test_scikit_learn_iris),
+        cmocka_unit_test(test_degenerate_data),
+        cmocka_unit_test(test_threads_and_restarts),
+        cmocka_unit_test(test_bad_arguments),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
