@@ -19,7 +19,7 @@
  * Robustness: a component collapsed on one point, duplicate rows, a constant
  * column, more variables than a component has rows: the fit returns finite
  * parameters and counts its repairs. The same bits at 1, 2 and 3 threads;
- * k-means starts and restarts; every bad argument.
+ * k-means starts and restarts; every bad argument; the result tables.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -298,6 +298,71 @@ static void test_degenerate_data(void **state)
     statgpu_gmm_result_destroy(r);
 }
 
+/* The tables (statgpu_gmm_tables) hold the result's fields cell for cell:
+ * weights, means, covariances (full: stacked blocks), labels 1-based and
+ * empty at rows left out, probabilities, density, the summary's values; the
+ * catalogue lists the tables in order. */
+static void test_result_tables(void **state)
+{
+    (void)state;
+    size_t n, d;
+    double *data = read_data("faithful", &n, &d);
+    statgpu_gmm_result *r = NULL;
+    assert_int_equal(statgpu_gmm(g_context, data, n, d, n, 2, NULL, &r), STATGPU_OK);
+    /* The observations came from every other row of a sheet of 2n rows. */
+    size_t *rows = malloc(n * sizeof *rows);
+    for (size_t i = 0; i < n; ++i)
+        rows[i] = 2 * i + 1;
+    const char *const names[] = { "eruptions", "waiting" };
+    statgpu_table_params params;
+    statgpu_table_params_init(&params);
+    params.variable_names = names;
+    params.source_row_count = 2 * n;
+    params.source_rows = rows;
+    statgpu_table_set *set = NULL;
+    assert_int_equal(statgpu_gmm_tables(g_context, r, &params, &set), STATGPU_OK);
+    const char *const *catalogue = statgpu_method_table_names("gmm");
+    assert_int_equal(statgpu_table_set_count(set), 7);
+    for (size_t t = 0; t < 7; ++t)
+        assert_string_equal(statgpu_table_set_get(set, t)->name, catalogue[t]);
+
+    const statgpu_table *weights = statgpu_table_set_find(set, "weights");
+    for (size_t j = 0; j < 2; ++j)
+        assert_bits_equal(weights->values[j], r->weights[j]);
+    const statgpu_table *means = statgpu_table_set_find(set, "Means ");
+    assert_string_equal(means->column_headers[1], "waiting");
+    for (size_t e = 0; e < 2 * d; ++e)
+        assert_bits_equal(means->values[e], r->means[e]);
+    const statgpu_table *cov = statgpu_table_set_find(set, "covariances");
+    assert_int_equal(cov->row_count, 2 * d);
+    assert_string_equal(cov->row_labels[d + 1], "2, waiting");
+    for (size_t j = 0; j < 2; ++j)
+        for (size_t row = 0; row < d; ++row)
+            for (size_t c = 0; c < d; ++c)
+                assert_bits_equal(cov->values[j * d + row + 2 * d * c], r->covariances[j * d * d + row + d * c]);
+    const statgpu_table *labels = statgpu_table_set_find(set, "labels");
+    const statgpu_table *probabilities = statgpu_table_set_find(set, "probabilities");
+    const statgpu_table *density = statgpu_table_set_find(set, "density");
+    assert_int_equal(labels->row_count, 2 * n);
+    for (size_t i = 0; i < n; ++i) {
+        assert_int_equal(labels->cell_kinds[2 * i], STATGPU_CELL_EMPTY);
+        assert_int_equal(labels->cell_kinds[2 * i + 1], STATGPU_CELL_NUMBER);
+        assert_bits_equal(labels->values[2 * i + 1], (double)r->labels[i] + 1.0);
+        assert_bits_equal(density->values[2 * i + 1], r->row_log_likelihood[i]);
+        for (size_t j = 0; j < 2; ++j)
+            assert_bits_equal(probabilities->values[2 * i + 1 + 2 * n * j], r->responsibilities[i + n * j]);
+    }
+    const statgpu_table *summary = statgpu_table_set_find(set, "summary");
+    assert_bits_equal(summary->values[0], r->log_likelihood);
+    assert_bits_equal(summary->values[1], r->bic);
+    assert_string_equal(summary->texts[summary->row_count + 1], "BIC (lower is better; mclust's is its negative)");
+    assert_bits_equal(summary->values[summary->row_count - 1], (double)n);
+    statgpu_table_set_destroy(set);
+    free(rows);
+    statgpu_gmm_result_destroy(r);
+    free(data);
+}
+
 static bool same_result(const statgpu_gmm_result *a, const statgpu_gmm_result *b)
 {
     size_t k = a->k, d = a->n_vars;
@@ -405,6 +470,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_degenerate_data),
         cmocka_unit_test(test_threads_and_restarts),
         cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_result_tables),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -392,14 +392,14 @@ static void test_method_catalogue(void **state)
         assert_string_equal(lts[j], lts_expected[j]);
     assert_null(lts[5]);
 
-    assert_null(statgpu_method_table_names("gmm"));
+    assert_null(statgpu_method_table_names("no such method"));
     assert_null(statgpu_method_table_names("KMEANS"));
     assert_null(statgpu_method_table_names(NULL));
     assert_string_equal(statgpu_method_table_title("kmeans", "Centroids"), "Cluster centroids");
     assert_string_equal(statgpu_method_table_title("lts", "weights"), "Weights (0 = outlier)");
     assert_null(statgpu_method_table_title("kmeans", "weights"));
     assert_null(statgpu_method_table_title("kmeans", NULL));
-    assert_null(statgpu_method_table_title("gmm", "summary"));
+    assert_null(statgpu_method_table_title("no such method", "summary"));
 
     /* The catalogue and a result's tables agree, name for name and title for title. */
     double data[OBSERVATIONS * 2];

@@ -676,6 +676,7 @@ STATGPU_API statgpu_status statgpu_gmm(statgpu_context *context, const double *d
 /* Frees a result and its arrays. NULL is a harmless no-op. */
 STATGPU_API void statgpu_gmm_result_destroy(statgpu_gmm_result *result);
 
+
 /* ===== Result tables ====================================================== */
 
 /* A method's result as named tables: the one place where a result becomes
@@ -753,7 +754,8 @@ STATGPU_API void statgpu_table_set_destroy(statgpu_table_set *set);
  * list them: a NULL-terminated array in the method's order, the first the
  * default Output, or NULL for an unknown method. Methods: "kmeans" (centroids,
  * labels, sizes, summary), "lts" (coefficients, weights, residuals, summary,
- * subset). Static storage. */
+ * subset), "gmm" (summary, weights, means, covariances, labels,
+ * probabilities, density). Static storage. */
 STATGPU_API const char *const *statgpu_method_table_names(const char *method);
 
 /* The title of a method's table (found as statgpu_table_set_find finds
@@ -821,6 +823,26 @@ STATGPU_API statgpu_status statgpu_kmeans_tables(statgpu_context *context, const
  *                 the caller's data, ascending
  * Failures as for statgpu_kmeans_tables. */
 STATGPU_API statgpu_status statgpu_lts_tables(statgpu_context *context, const statgpu_lts_result *result,
+                                              const statgpu_table_params *params,
+                                              statgpu_table_set **out_set /* out */);
+
+/* The tables of a Gaussian mixture, in this order:
+ *   summary        13 x 2 "value", "name": log-likelihood, BIC, AIC,
+ *                  parameters, components, covariance type (0 full, 1 tied,
+ *                  2 diag, 3 spherical; its name says which), iterations,
+ *                  converged, restarts, best restart, covariances repaired,
+ *                  observations used, rows left out
+ *   weights        k x 1 "weight"; row labels "1" .. "k" under "component"
+ *   means          k x n_vars; headers the variables' names
+ *   covariances    full: k stacked n_vars x n_vars blocks, row labels
+ *                  "j, variable"; tied: one block; diag: k x n_vars variances;
+ *                  spherical: k x 1 "variance"
+ *   labels         source_row_count x 1 "component": the most likely, 1 .. k,
+ *                  empty for a row left out
+ *   probabilities  source_row_count x k, headers "1" .. "k"
+ *   density        source_row_count x 1 "log density"
+ * Failures as for statgpu_kmeans_tables. */
+STATGPU_API statgpu_status statgpu_gmm_tables(statgpu_context *context, const statgpu_gmm_result *result,
                                               const statgpu_table_params *params,
                                               statgpu_table_set **out_set /* out */);
 
