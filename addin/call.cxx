@@ -138,4 +138,54 @@ Any tableCells(const statgpu_table& table)
     return Any(cells);
 }
 
+Observations readObservations(const Range& data, sal_Int16 position)
+{
+    const auto start = std::chrono::steady_clock::now();
+    Observations observations;
+    const sal_Int32 rows = data.getLength();
+    observations.variables = rows > 0 ? static_cast<std::size_t>(data[0].getLength()) : 0;
+    observations.complete.assign(static_cast<std::size_t>(rows), false);
+    std::vector<double> row_major;
+    row_major.reserve(cellCount(data));
+    for (sal_Int32 row = 0; row < rows; ++row)
+    {
+        const Sequence<Any>& cells = data[row];
+        if (static_cast<std::size_t>(cells.getLength()) != observations.variables)
+            raiseCalcError(CalcError::IllegalArgument, "the rows of Data differ in length", position);
+        const std::size_t mark = row_major.size();
+        bool complete = true;
+        for (const Any& cell : cells)
+        {
+            double value;
+            complete = readCell(cell, kDataCells, position, value) && complete;
+            row_major.push_back(value);
+        }
+        if (complete)
+            observations.complete[static_cast<std::size_t>(row)] = true;
+        else
+            row_major.resize(mark);
+    }
+    observations.count = observations.variables ? row_major.size() / observations.variables : 0;
+    observations.values.resize(row_major.size());
+    for (std::size_t i = 0; i < observations.count; ++i)
+        for (std::size_t v = 0; v < observations.variables; ++v)
+            observations.values[i + observations.count * v] = row_major[i * observations.variables + v];
+    if (observations.count == 0)
+        raiseCalcError(CalcError::IllegalArgument, "Data has no row without missing values", position);
+    t_call_times.cells += cellCount(data);
+    t_call_times.convert_seconds += secondsSince(start);
+    return observations;
+}
+
+std::size_t readClusterCount(double k, std::size_t observations, sal_Int16 position)
+{
+    const double count = rtl::math::approxFloor(k);
+    if (!(count >= 1.0))
+        raiseCalcError(CalcError::IllegalArgument, "k is less than 1", position);
+    if (count > static_cast<double>(observations))
+        raiseCalcError(CalcError::IllegalArgument, "k is more than the rows of Data without missing values",
+                       position);
+    return static_cast<std::size_t>(count);
+}
+
 } // namespace statgpu::addin

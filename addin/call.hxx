@@ -63,6 +63,22 @@ template <typename Call> statgpu_status timedEngine(Call&& call)
 std::size_t readOptionalWholeNumber(const Any& argument, std::size_t default_value, double low, double high,
                                     sal_Int16 position, const char* out_of_range);
 
+// Data of KMEANS and GMMFIT, row by row: a row is an observation when every
+// cell of it gives a number (kDataCells: an empty or text cell makes the row
+// missing). Err:502 when no row is complete; position names Data.
+struct Observations
+{
+    std::vector<double> values;  // count x variables, column-major
+    std::vector<bool> complete;  // per row of the range
+    std::size_t count = 0;
+    std::size_t variables = 0;
+};
+Observations readObservations(const Range& data, sal_Int16 position);
+
+// A count of clusters or components: rounded down, from 1 to the number of
+// complete rows; position names it.
+std::size_t readClusterCount(double k, std::size_t observations, sal_Int16 position);
+
 // An Output argument: omitted (void) is the method's first table; otherwise
 // one of its tables' names, which the engine defines (statgpu_method_table_names),
 // in any case; with criteria it may be followed by " lms" or " lts".

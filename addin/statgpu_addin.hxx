@@ -83,6 +83,10 @@ public:
                                   const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& x,
                                   const css::uno::Any& alpha, const css::uno::Any& output,
                                   const css::uno::Any& intercept, const css::uno::Any& seed) override;
+    css::uno::Any SAL_CALL gmmFit(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& data, double k,
+                                  const css::uno::Any& covariance, const css::uno::Any& output,
+                                  const css::uno::Any& restarts, const css::uno::Any& maxIterations,
+                                  const css::uno::Any& seed) override;
     OUString SAL_CALL gpuInfo() override;
 
 private:

@@ -1,0 +1,155 @@
+"""calc_gmm.py: GMMFIT in a real LibreOffice, run by test_calc.py in its office
+session.
+
+The numbers of a Gaussian mixture are checked against scikit-learn by the
+engine's reference test (reference_gmm_cpu); here Calc's side is: Old Faithful
+in A2:B273 with row 4 emptied and row 7 holding text, so 270 rows are fitted,
+and every Output in its shape:
+  - the summary's 13 names and values: components 2, 270 rows used, 2 left out,
+    BIC = -2 log-likelihood + parameters ln 270 and AIC = -2 log-likelihood +
+    2 parameters (1e-12 relative), a finite log-likelihood;
+  - weights summing to 1 (1e-12); full covariances as two symmetric 2 x 2
+    blocks, diag as 2 x 2 variances, spherical as 2 variances, all positive;
+  - labels, probabilities and density with a row per row of Data, the two
+    left-out rows empty ("" as Calc's own idiom: COUNT over labels is 270),
+    every probability row summing to 1 (1e-12), and SUM(density) equal to the
+    summary's log-likelihood (1e-12 relative);
+  - Err:502 for k = 0, an unknown Covariance or Output, Restarts 0.
+"""
+
+import csv
+import math
+import os
+
+ROWS = 272
+LEFT_OUT = (4, 7)  # sheet rows (1-based): row 4 empty, row 7 text
+DATA = "$A$2:$B$%d" % (ROWS + 1)
+SUMMARY_NAMES = [
+    "log-likelihood", "BIC (lower is better; mclust's is its negative)", "AIC (lower is better)", "parameters",
+    "components", "covariance type (0 full, 1 tied, 2 diag, 3 spherical): full", "iterations",
+    "converged (1 yes, 0 no)", "restarts", "best restart", "covariances repaired", "observations used",
+    "rows left out (missing values)",
+]
+ILLEGAL_ARGUMENT = 502
+
+
+def close(a, b, tolerance=1e-12):
+    return a == b or abs(a - b) <= tolerance * abs(b)
+
+
+def fill(sheet, source_dir):
+    with open(os.path.join(source_dir, "samples", "faithful.csv"), newline="") as source:
+        rows = [tuple(float(v) for v in row) for row in list(csv.reader(source))[1:]]
+    sheet.getCellRangeByName("A1").setString("eruptions")
+    sheet.getCellRangeByName("B1").setString("waiting")
+    sheet.getCellRangeByPosition(0, 1, 1, ROWS).setDataArray(tuple(rows))
+    sheet.getCellRangeByName("A4").setString("")
+    sheet.getCellRangeByName("B4").setString("")
+    sheet.getCellRangeByName("A4").clearContents(1 | 4)  # values and strings: empty
+    sheet.getCellRangeByName("B4").clearContents(1 | 4)
+    sheet.getCellRangeByName("A7").setString("n/a")
+
+
+def outcome(cell):
+    if cell.getError():
+        return ("error", cell.getError())
+    if cell.getType().value == "FORMULA" and cell.getString() == "" and not cell.getValue():
+        return ("empty", None)
+    return ("value", cell.getValue())
+
+
+def grid(sheet, column, row, rows, columns):
+    return [[outcome(sheet.getCellByPosition(column + c, row + r)) for c in range(columns)] for r in range(rows)]
+
+
+def check(results, office, source_dir):
+    document = office.new_spreadsheet()
+    try:
+        sheet = document.Sheets.getByIndex(0)
+        fill(sheet, source_dir)
+        placed = {}
+        column = 4
+
+        def place(name, formula, rows, columns=1):
+            nonlocal column
+            cell_range = sheet.getCellRangeByPosition(column, 0, column + columns - 1, rows - 1)
+            cell_range.setArrayFormula(formula)
+            placed[name] = (column, rows, columns)
+            column += columns + 1
+
+        place("summary", "=GMMFIT(%s;2)" % DATA, 13, 2)
+        place("weights", "=GMMFIT(%s;2;;\"weights\")" % DATA, 2)
+        place("full", "=GMMFIT(%s;2;\"full\";\"covariances\")" % DATA, 4, 2)
+        place("diag", "=GMMFIT(%s;2;\"Diag\";\"covariances\")" % DATA, 2, 2)
+        place("spherical", "=GMMFIT(%s;2;\"spherical\";\"covariances\")" % DATA, 2)
+        place("labels", "=GMMFIT(%s;2;;\"labels\")" % DATA, ROWS)
+        place("probabilities", "=GMMFIT(%s;2;;\"probabilities\")" % DATA, ROWS, 2)
+        place("density", "=GMMFIT(%s;2;;\"density\")" % DATA, ROWS)
+        errors = ["=GMMFIT(%s;0)" % DATA, "=GMMFIT(%s;2;\"bogus\")" % DATA,
+                  "=GMMFIT(%s;2;;\"bogus\")" % DATA, "=GMMFIT(%s;2;;;0)" % DATA]
+        error_column = column
+        for row, formula in enumerate(errors):
+            sheet.getCellByPosition(error_column, row).setFormula(formula)
+        count_cell = sheet.getCellByPosition(error_column + 1, 0)
+        labels_column = placed["labels"][0]
+        count_cell.setFormula("=COUNT(%s)" % sheet.getCellRangeByPosition(labels_column, 0, labels_column,
+                                                                             ROWS - 1).AbsoluteName)
+        sum_cell = sheet.getCellByPosition(error_column + 1, 1)
+        density_column = placed["density"][0]
+        sum_cell.setFormula("=SUM(%s)" % sheet.getCellRangeByPosition(density_column, 0, density_column,
+                                                                       ROWS - 1).AbsoluteName)
+        document.calculateAll()
+
+        column_of = {name: where[0] for name, where in placed.items()}
+        summary = [(sheet.getCellByPosition(column_of["summary"] + 1, r).getString(),
+                    outcome(sheet.getCellByPosition(column_of["summary"], r))) for r in range(13)]
+        names_ok = [name for name, _ in summary] == SUMMARY_NAMES
+        values = {name: value[1] for name, value in summary if value[0] == "value"}
+        ll = values.get("log-likelihood", float("nan"))
+        parameters = values.get("parameters", 0)
+        results.check("GMMFIT summary: its 13 names and values, 2 components, 270 rows used, 2 left out",
+                      names_ok and len(values) == 13 and values["components"] == 2
+                      and values["observations used"] == 270 and values["rows left out (missing values)"] == 2
+                      and math.isfinite(ll) and parameters == 11, repr(summary))
+        results.check("GMMFIT summary: BIC and AIC from the log-likelihood and 11 parameters (1e-12)",
+                      close(values.get(SUMMARY_NAMES[1], 0), -2 * ll + parameters * math.log(270))
+                      and close(values.get(SUMMARY_NAMES[2], 0), -2 * ll + 2 * parameters), repr(values))
+
+        weights = [cell[0] for cell in grid(sheet, column_of["weights"], 0, 2, 1)]
+        results.check("GMMFIT weights: two, summing to 1 (1e-12)",
+                      all(kind == "value" and value > 0 for kind, value in weights)
+                      and abs(sum(value for _, value in weights) - 1) <= 1e-12, repr(weights))
+        full = grid(sheet, column_of["full"], 0, 4, 2)
+        symmetric = all(full[2 * j][1] == full[2 * j + 1][0] for j in range(2))
+        positive = all(full[2 * j + v][v][0] == "value" and full[2 * j + v][v][1] > 0 for j in range(2) for v in range(2))
+        results.check("GMMFIT full covariances: two symmetric 2 x 2 blocks, positive variances",
+                      symmetric and positive, repr(full))
+        diag = grid(sheet, column_of["diag"], 0, 2, 2)
+        spherical = grid(sheet, column_of["spherical"], 0, 2, 1)
+        results.check("GMMFIT Covariance \"Diag\" (any case) and \"spherical\": 2 x 2 and 2 positive variances",
+                      all(kind == "value" and value > 0 for row in diag + spherical for kind, value in row),
+                      "%r %r" % (diag, spherical))
+
+        left_out = [row - 2 for row in LEFT_OUT]  # 0-based rows of Data
+        labels = [row[0] for row in grid(sheet, column_of["labels"], 0, ROWS, 1)]
+        probabilities = grid(sheet, column_of["probabilities"], 0, ROWS, 2)
+        density = [row[0] for row in grid(sheet, column_of["density"], 0, ROWS, 1)]
+        fitted = [r for r in range(ROWS) if r not in left_out]
+        results.check("GMMFIT labels, probabilities and density: the left-out rows empty, the others numbers",
+                      all(labels[r][0] == "empty" and density[r][0] == "empty"
+                          and all(cell[0] == "empty" for cell in probabilities[r]) for r in left_out)
+                      and all(labels[r][0] == "value" and labels[r][1] in (1.0, 2.0) and density[r][0] == "value"
+                              for r in fitted),
+                      "labels %r" % [labels[r] for r in left_out])
+        results.check("GMMFIT probabilities: every fitted row sums to 1 (1e-12)",
+                      all(abs(probabilities[r][0][1] + probabilities[r][1][1] - 1) <= 1e-12 for r in fitted))
+        count = outcome(count_cell)
+        total = outcome(sum_cell)
+        results.check("=COUNT(labels) is 270 and =SUM(density) is the summary's log-likelihood (1e-12)",
+                      count == ("value", 270.0) and total[0] == "value" and close(total[1], ll),
+                      "%r %r %r" % (count, total, ll))
+        bad = [outcome(sheet.getCellByPosition(error_column, row)) for row in range(len(errors))]
+        results.check("GMMFIT with k 0, Covariance \"bogus\", Output \"bogus\", Restarts 0: Err:502 each",
+                      bad == [("error", ILLEGAL_ARGUMENT)] * len(errors), repr(bad))
+    finally:
+        document.close(True)
