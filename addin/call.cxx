@@ -188,4 +188,19 @@ std::size_t readClusterCount(double k, std::size_t observations, sal_Int16 posit
     return static_cast<std::size_t>(count);
 }
 
+RunArguments readRunArguments(const Any& restarts, const Any& maxIterations, const Any& seed,
+                              std::size_t default_restarts, std::size_t default_iterations,
+                              sal_Int16 restarts_position)
+{
+    RunArguments run;
+    run.restarts = readOptionalWholeNumber(restarts, default_restarts, 1, 1000, restarts_position,
+                                           "Restarts is not between 1 and 1000");
+    run.max_iterations = readOptionalWholeNumber(maxIterations, default_iterations, 1, 100000,
+                                                 static_cast<sal_Int16>(restarts_position + 1),
+                                                 "MaxIter is not between 1 and 100000");
+    run.seed = readOptionalWholeNumber(seed, 0, 0, 0x1p53, static_cast<sal_Int16>(restarts_position + 2),
+                                       "Seed is not a whole number from 0 to 2^53");
+    return run;
+}
+
 } // namespace statgpu::addin

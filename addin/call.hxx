@@ -14,6 +14,7 @@
 #include "statgpu_functions.hxx"
 
 #include <chrono>
+#include <cstdint>
 #include <exception>
 #include <new>
 #include <string>
@@ -62,6 +63,19 @@ template <typename Call> statgpu_status timedEngine(Call&& call)
 // argument.
 std::size_t readOptionalWholeNumber(const Any& argument, std::size_t default_value, double low, double high,
                                     sal_Int16 position, const char* out_of_range);
+
+// Restarts (1 to 1000), MaxIter (1 to 100000) and Seed (0 to 2^53) of KMEANS
+// and GMMFIT, at positions restarts_position and the two after it; omitted
+// ones take the defaults given (Seed's is 0).
+struct RunArguments
+{
+    std::size_t restarts;
+    std::size_t max_iterations;
+    std::uint64_t seed;
+};
+RunArguments readRunArguments(const Any& restarts, const Any& maxIterations, const Any& seed,
+                              std::size_t default_restarts, std::size_t default_iterations,
+                              sal_Int16 restarts_position);
 
 // Data of KMEANS and GMMFIT, row by row: a row is an observation when every
 // cell of it gives a number (kDataCells: an empty or text cell makes the row

@@ -36,13 +36,14 @@ Any SAL_CALL StatGpuAddIn::gmmFit(const Range& data, double k, const Any& covari
         statgpu_gmm_params params;
         statgpu_gmm_params_init(&params);
         params.covariance = readCovariance(covariance);
-        params.restart_count = readOptionalWholeNumber(restarts, params.restart_count, 1, 1000,
-                                                       argument::gmmFit::restarts, "Restarts is not between 1 and 1000");
-        params.max_iterations = readOptionalWholeNumber(maxIterations, params.max_iterations, 1, 100000,
-                                                        argument::gmmFit::maxIterations,
-                                                        "MaxIter is not between 1 and 100000");
-        params.seed = readOptionalWholeNumber(seed, 0, 0, 0x1p53, argument::gmmFit::seed,
-                                              "Seed is not a whole number from 0 to 2^53");
+        static_assert(argument::gmmFit::maxIterations == argument::gmmFit::restarts + 1
+                          && argument::gmmFit::seed == argument::gmmFit::restarts + 2,
+                      "Restarts, MaxIter and Seed follow each other");
+        const RunArguments run = readRunArguments(restarts, maxIterations, seed, params.restart_count,
+                                                  params.max_iterations, argument::gmmFit::restarts);
+        params.restart_count = run.restarts;
+        params.max_iterations = run.max_iterations;
+        params.seed = run.seed;
         const Observations observations = readObservations(data, argument::gmmFit::data);
         const std::size_t components = readClusterCount(k, observations.count, argument::gmmFit::k);
         statgpu_gmm_result* fitted = nullptr;

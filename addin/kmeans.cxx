@@ -24,13 +24,14 @@ Any SAL_CALL StatGpuAddIn::kmeans(const Range& data, double k, const Any& output
         const std::size_t clusters = readClusterCount(k, observations.count, argument::kmeans::k);
         statgpu_kmeans_params params;
         statgpu_kmeans_params_init(&params);
-        params.restart_count = readOptionalWholeNumber(restarts, params.restart_count, 1, 1000,
-                                                       argument::kmeans::restarts, "Restarts is not between 1 and 1000");
-        params.max_iterations = readOptionalWholeNumber(maxIterations, params.max_iterations, 1, 100000,
-                                                        argument::kmeans::maxIterations,
-                                                        "MaxIter is not between 1 and 100000");
-        params.seed = readOptionalWholeNumber(seed, 0, 0, 0x1p53, argument::kmeans::seed,
-                                              "Seed is not a whole number from 0 to 2^53");
+        static_assert(argument::kmeans::maxIterations == argument::kmeans::restarts + 1
+                          && argument::kmeans::seed == argument::kmeans::restarts + 2,
+                      "Restarts, MaxIter and Seed follow each other");
+        const RunArguments run = readRunArguments(restarts, maxIterations, seed, params.restart_count,
+                                                  params.max_iterations, argument::kmeans::restarts);
+        params.restart_count = run.restarts;
+        params.max_iterations = run.max_iterations;
+        params.seed = run.seed;
         const auto result = fitKmeans(observations.values, observations.count, observations.variables, clusters,
                                       params);
         return resultTable(
