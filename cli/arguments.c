@@ -16,6 +16,7 @@
 const char *const cli_command_names[COMMAND_COUNT] = {
     [COMMAND_MEDIAN] = "median", [COMMAND_SMALL] = "small", [COMMAND_LARGE] = "large",
     [COMMAND_QUANTILE] = "quantile", [COMMAND_INFO] = "info", [COMMAND_KMEANS] = "kmeans", [COMMAND_LTS] = "lts",
+    [COMMAND_GMM] = "gmm",
 };
 
 void usage(FILE *out)
@@ -30,6 +31,8 @@ void usage(FILE *out)
           "  kmeans K FILE            k-means clustering of the rows into K clusters (as Calc's KMEANS)\n"
           "  lts FILE                 least trimmed squares regression of the first column on the others\n"
           "                           (as Calc's LTSFIT)\n"
+          "  gmm K FILE               a Gaussian mixture of K components fitted to the rows (as Calc's\n"
+          "                           GMMFIT)\n"
           "options:\n"
           "  --format csv|f64|f32     input: CSV text (default) or raw little-endian doubles/floats\n"
           "  --column N|NAME          CSV column, by 1-based number or header name (default 1);\n"
@@ -42,7 +45,7 @@ void usage(FILE *out)
           "  --device N               CUDA device index (default 0)\n"
           "  --threads N              CPU threads (default all cores)\n"
           "  --time                   print read and compute times to stderr\n"
-          "kmeans and lts read a CSV table, an observation per line:\n"
+          "kmeans, lts and gmm read a CSV table, an observation per line:\n"
           "  --columns LIST           the columns used, by number or header name (default all;\n"
           "                           for lts the predictors)\n"
           "  --seed N                 a whole number that chooses the random starts (default 0)\n"
@@ -60,6 +63,13 @@ void usage(FILE *out)
           "  --no-intercept           no intercept term\n"
           "  --lms                    least median of squares instead of least trimmed squares\n"
           "  --starts N               random elemental starts (default 500)\n"
+          "gmm options:\n"
+          "  --output summary|weights|means|covariances|labels|probabilities|density   what to print\n"
+          "                           (default summary)\n"
+          "  --covariance full|tied|diag|spherical   the components' covariances (default full)\n"
+          "  --restarts N             runs from different k-means starts; the best is kept (default 1)\n"
+          "  --max-iter N             EM iterations per run at most (default 100)\n"
+          "  --tol X                  the change of the mean log-likelihood that stops a run (default 1e-3)\n"
           "CSV files: lines end with LF, CR LF or CR; a UTF-8 byte-order mark is dropped; blank lines\n"
           "are skipped; a field may be quoted (\"1,5\"). A field is a decimal number (12, -3.5, 1e-3),\n"
           "or missing: empty, NA, or nan/NaN (as numpy writes a missing value). Empty, NA and nan\n"
@@ -93,8 +103,9 @@ int parse_int(const char *text, long minimum, long *value)
 static const char *option_command(const char *arg)
 {
     static const struct { const char *name, *commands; } owners[] = {
-        { "--columns", "kmeans lts" }, { "--output", "kmeans lts" }, { "--seed", "kmeans lts" },
-        { "--restarts", "kmeans" },    { "--max-iter", "kmeans" },   { "--tol", "kmeans" },
+        { "--columns", "kmeans lts gmm" }, { "--output", "kmeans lts gmm" }, { "--seed", "kmeans lts gmm" },
+        { "--restarts", "kmeans gmm" }, { "--max-iter", "kmeans gmm" }, { "--tol", "kmeans gmm" },
+        { "--covariance", "gmm" },
         { "--init", "kmeans" },        { "--y-column", "lts" },      { "--alpha", "lts" },
         { "--starts", "lts" },         { "--no-intercept", "lts" },  { "--lms", "lts" },
         { "--column", "median small large quantile" }, { "-k", "small large" }, { "-p", "quantile" },
@@ -116,6 +127,7 @@ static const char **option_text(options *opt, const char *arg)
         { "--restarts", &opt->restarts_text }, { "--max-iter", &opt->max_iter_text },
         { "--tol", &opt->tol_text },          { "--y-column", &opt->y_column },
         { "--alpha", &opt->alpha_text },      { "--starts", &opt->starts_text },
+        { "--covariance", &opt->covariance_text },
     };
     for (size_t j = 0; j < sizeof texts / sizeof *texts; ++j)
         if (strcmp(arg, texts[j].name) == 0)
@@ -155,7 +167,8 @@ int parse_arguments(int argc, char **argv, options *opt)
     if (!known)
         return fail_usage("unknown command", opt->command);
 
-    const int is_kmeans = opt->command_id == COMMAND_KMEANS;
+    /* kmeans and gmm take K before the file. */
+    const int is_kmeans = opt->command_id == COMMAND_KMEANS || opt->command_id == COMMAND_GMM;
     const int is_table = is_kmeans || opt->command_id == COMMAND_LTS;
     for (int i = 2; i < argc; ++i) {
         const char *arg = argv[i];
@@ -248,12 +261,15 @@ int parse_arguments(int argc, char **argv, options *opt)
         }
     }
     if (is_kmeans && (opt->kmeans_k_text == NULL || opt->path == NULL))
-        return fail_usage("kmeans needs the number of clusters K and a file: statgpu kmeans K FILE", NULL);
+        return fail_usage(opt->command_id == COMMAND_GMM
+                              ? "gmm needs the number of components K and a file: statgpu gmm K FILE"
+                              : "kmeans needs the number of clusters K and a file: statgpu kmeans K FILE",
+                          NULL);
     if (opt->command_id != COMMAND_INFO && opt->path == NULL)
         return fail_usage("no input file (use - for standard input)", NULL);
     if (opt->format != FORMAT_CSV && opt->path != NULL && strcmp(opt->path, "-") == 0)
         return fail_usage("binary input must be a file", NULL);
     if (opt->format != FORMAT_CSV && is_table)
-        return fail_usage("kmeans and lts read CSV only", NULL);
+        return fail_usage("kmeans, lts and gmm read CSV only", NULL);
     return ARGUMENTS_RUN;
 }

@@ -18,7 +18,7 @@ typedef enum input_format { FORMAT_CSV, FORMAT_F64, FORMAT_F32 } input_format;
 /* The commands, in the order the help lists them; statgpu.c runs each. */
 typedef enum cli_command_id {
     COMMAND_MEDIAN, COMMAND_SMALL, COMMAND_LARGE, COMMAND_QUANTILE, COMMAND_INFO, COMMAND_KMEANS, COMMAND_LTS,
-    COMMAND_COUNT
+    COMMAND_GMM, COMMAND_COUNT
 } cli_command_id;
 
 /* Each command's name, as typed. */
@@ -42,12 +42,14 @@ typedef struct options {
     const char     *columns;     /* comma-separated numbers or names; NULL = all */
     const char     *output;      /* NULL = the command's default table */
     const char     *seed_text;
-    /* kmeans */
-    const char     *kmeans_k_text;  /* the K of "kmeans K FILE" */
+    /* kmeans and gmm */
+    const char     *kmeans_k_text;  /* the K of "kmeans K FILE" and "gmm K FILE" */
     const char     *restarts_text;
     const char     *max_iter_text;
     const char     *tol_text;
     statgpu_kmeans_init kmeans_init;
+    /* gmm */
+    const char     *covariance_text;
     /* lts */
     const char     *y_column;    /* number or name; NULL = the first column */
     const char     *alpha_text;

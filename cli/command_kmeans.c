@@ -39,12 +39,7 @@ int command_kmeans(const options *opt, statgpu_context *context)
         fprintf(stderr, "statgpu: invalid argument: k = %ld: at least one cluster is needed\n", k);
         return EXIT_COMPUTE;
     }
-    if (count_option(opt->restarts_text, "--restarts must be a whole number", &params.restart_count) != 0
-        || count_option(opt->max_iter_text, "--max-iter must be a whole number", &params.max_iterations) != 0)
-        return EXIT_USAGE;
-    if (opt->tol_text != NULL && !parse_number(opt->tol_text, &params.tolerance))
-        return fail_usage("--tol must be a number", opt->tol_text);
-    if (seed_option(opt, &params.seed) != 0)
+    if (run_options(opt, &params.restart_count, &params.max_iterations, &params.tolerance, &params.seed) != 0)
         return EXIT_USAGE;
     const char *output = opt->output != NULL ? opt->output : statgpu_method_table_names("kmeans")[0];
     if (check_output_word("kmeans", output, "--output must be centroids, labels, sizes or summary") != 0)

@@ -9,6 +9,7 @@
  *   statgpu info     [--backend B] [--device D]
  *   statgpu kmeans   K FILE [options]        k-means clusters of the rows
  *   statgpu lts      FILE [options]          least trimmed squares regression
+ *   statgpu gmm      K FILE [options]        a Gaussian mixture of the rows
  *
  * Exit status: 0 success, 1 the computation failed (the engine's message is
  * printed; this includes numbers the model cannot take, such as K = 0 or
@@ -38,6 +39,7 @@ static int (*const k_commands[COMMAND_COUNT])(const options *opt, statgpu_contex
     [COMMAND_INFO] = command_info,
     [COMMAND_KMEANS] = command_kmeans,
     [COMMAND_LTS] = command_lts,
+    [COMMAND_GMM] = command_gmm,
 };
 
 int main(int argc, char **argv)

@@ -168,6 +168,17 @@ int seed_option(const options *opt, uint64_t *seed)
     return 0;
 }
 
+int run_options(const options *opt, size_t *restart_count, size_t *max_iterations, double *tolerance,
+                uint64_t *seed)
+{
+    if (count_option(opt->restarts_text, "--restarts must be a whole number", restart_count) != 0
+        || count_option(opt->max_iter_text, "--max-iter must be a whole number", max_iterations) != 0)
+        return EXIT_USAGE;
+    if (opt->tol_text != NULL && !parse_number(opt->tol_text, tolerance))
+        return fail_usage("--tol must be a number", opt->tol_text);
+    return seed_option(opt, seed);
+}
+
 void report_timing(statgpu_context *context, const csv_table *t, double read_seconds, double compute_seconds)
 {
     statgpu_backend_report report;

@@ -46,6 +46,10 @@ int count_option(const char *text, const char *message, size_t *value);
 
 /* The seed option into *seed (unchanged when absent); 0, or the usage failure. */
 int seed_option(const options *opt, uint64_t *seed);
+/* --restarts, --max-iter, --tol and --seed of kmeans and gmm into the
+ * method's parameters (left as they are where not given); EXIT_USAGE or 0. */
+int run_options(const options *opt, size_t *restart_count, size_t *max_iterations, double *tolerance,
+                uint64_t *seed);
 
 /* --time of a table command: rows, times and the backend, on stderr. */
 void report_timing(statgpu_context *context, const csv_table *t, double read_seconds, double compute_seconds);
@@ -82,5 +86,6 @@ int command_order_statistic(const options *opt, statgpu_context *context);
 int command_info(const options *opt, statgpu_context *context);
 int command_kmeans(const options *opt, statgpu_context *context);
 int command_lts(const options *opt, statgpu_context *context);
+int command_gmm(const options *opt, statgpu_context *context);
 
 #endif

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Tests of the statgpu command-line tool: order statistics on CSV and raw
 binary input against Python's exact sorting; kmeans against groups whose means
-are known and R's kmeans (tests/reference/kmeans_r.csv); lts against R's
+are known and R's kmeans (tests/reference/kmeans_r.csv); gmm against groups whose means are
+known and R's mclust on Old Faithful (tests/reference/gmm_mclust.csv); lts against R's
 robustbase::ltsReg on stackloss (tests/reference/ltsfit_stackloss_r.csv) and a
 brute-force search for least median of squares; and a clear message with a
 non-zero exit status for every bad file or argument (never a crash).
@@ -211,6 +212,93 @@ def check_kmeans(write):
     for args, expected_code, expected_text in cases:
         code, out, err = run(*args)
         check(f"kmeans bad input {args}", code == expected_code and expected_text in err and out == "",
+              f"exit {code}, stderr {err!r}")
+
+
+def check_gmm(write):
+    # Three tight groups far apart: every responsibility is 0 or 1 to within
+    # exp(-hundreds), so the means are the groups' means (1e-9) and the labels
+    # the obvious partition. Lines 3 and 8 have a missing field.
+    groups = [[(0.0, 0.1), (0.2, -0.1), (-0.1, 0.0), (0.1, 0.2)],
+              [(10.0, 10.0), (10.3, 9.8), (9.9, 10.1)],
+              [(-5.0, 20.0), (-5.2, 20.3), (-4.9, 19.8), (-5.1, 19.9)]]
+    rows = [(group, x, y) for group, members in enumerate(groups) for x, y in members]
+    random.Random(5).shuffle(rows)
+    lines = ["east,north"]
+    expected = []
+    for index, (group, x, y) in enumerate(rows):
+        if index in (2, 6):
+            lines.append("1.5," if index == 2 else "NA,3")
+            expected.append(None)
+        lines.append("%r,%r" % (x, y))
+        expected.append(group)
+    path = write("gmm_three.csv", "\n".join(lines) + "\n")
+    means = sorted(tuple(sum(v) / len(members) for v in zip(*members)) for members in groups)
+
+    code, out, err = run("gmm", "3", path)
+    summary = {row[2]: row[1] for row in table(out)[1:]} if code == 0 else {}
+    check("gmm summary: name/value rows, the rows used and left out",
+          code == 0 and table(out)[0] == ["row", "value", "name"]
+          and summary.get("observations used") == "11" and summary.get("rows left out (missing values)") == "2"
+          and summary.get("components") == "3" and math.isfinite(float(summary.get("log-likelihood", "nan"))),
+          out + err)
+    code, out, err = run("gmm", "3", path, "--output", "means")
+    got = table(out)
+    check("gmm means: a row per component, the groups' means (1e-9)",
+          code == 0 and got[0] == ["component", "east", "north"] and len(got) == 4
+          and all(close(float(a), b, 1e-9) for row, mean in zip(sorted(got[1:], key=lambda r: float(r[1])), means)
+                  for a, b in zip(row[1:], mean)), out + err)
+    code, out, _ = run("gmm", "3", path, "--output", "labels")
+    labels = [row[1] for row in table(out)[1:]]
+    check("gmm labels: a line per data row, empty where a field is missing",
+          code == 0 and len(labels) == len(expected)
+          and all((label == "") == (group is None) for label, group in zip(labels, expected)), out)
+    check("gmm labels: the obvious partition", code == 0 and same_partition(
+        [label for label in labels if label], [group for group in expected if group is not None]), out)
+    code, out, _ = run("gmm", "3", path, "--output", "probabilities")
+    got = table(out)
+    check("gmm probabilities: k columns that sum to 1 (1e-12), empty rows left out",
+          code == 0 and got[0] == ["row", "1", "2", "3"] and len(got) == len(expected) + 1
+          and all((row[1] == "") if group is None else abs(sum(map(float, row[1:])) - 1) < 1e-12
+                  for row, group in zip(got[1:], expected)), out)
+    for covariance, shape in (("full", (7, 3)), ("tied", (3, 3)), ("diag", (4, 3)), ("spherical", (4, 2))):
+        code, out, err = run("gmm", "3", path, "--covariance", covariance, "--output", "covariances")
+        got = table(out)
+        check(f"gmm --covariance {covariance}: the covariances' table is {shape[0] - 1} rows",
+              code == 0 and (len(got), len(got[0])) == shape, out + err)
+
+    # Old Faithful, two full components run to convergence (tol 1e-12): R's
+    # mclust reaches the same optimum (tests/reference/gmm_mclust.csv, model
+    # VVV, G = 2), to 1e-6 relative in the log-likelihood and BIC.
+    faithful = os.path.join(ROOT, "tests", "reference", "faithful.csv")
+    with open(os.path.join(ROOT, "tests", "reference", "gmm_mclust.csv"), newline="") as source:
+        mclust = {(row["data"], row["model"], row["G"]): row for row in csv.DictReader(source)}
+    reference = mclust[("faithful", "VVV", "2")]
+    code, out, err = run("gmm", "2", faithful, "--tol", "1e-12", "--max-iter", "2000")
+    summary = {row[2]: row[1] for row in table(out)[1:]} if code == 0 else {}
+    check("gmm on Old Faithful reaches mclust's optimum (log-likelihood and -BIC, 1e-6)",
+          close(float(summary.get("log-likelihood", "nan")), float(reference["loglik"]), 1e-6)
+          and close(float(summary.get("BIC (lower is better; mclust's is its negative)", "nan")),
+                    -float(reference["bic"]), 1e-6), out + err)
+    code, again, _ = run("gmm", "2", faithful, "--tol", "1e-12", "--max-iter", "2000", "--threads", "1")
+    check("gmm: the same bits with one thread and all", code == 0 and again == out, again)
+
+    cases = [
+        (("gmm", "0", path), 1, "at least one"),
+        (("gmm", "12", path), 1, "11"),
+        (("gmm", "two", path), 2, "K must be"),
+        (("gmm", path), 2, "gmm needs"),
+        (("gmm", "2", path, "--output", "centroids"), 2, "--output"),
+        (("gmm", "2", path, "--covariance", "VVV"), 2, "--covariance"),
+        (("gmm", "2", path, "--restarts", "0"), 1, "restart"),
+        (("gmm", "2", path, "--max-iter", "0"), 1, "max_iterations"),
+        (("gmm", "2", path, "--tol", "-1"), 1, "tolerance"),
+        (("gmm", "2", path, "--init", "++"), 2, "only for kmeans"),
+        (("kmeans", "2", path, "--covariance", "full"), 2, "only for gmm"),
+    ]
+    for args, expected_code, expected_text in cases:
+        code, out, err = run(*args)
+        check(f"gmm bad input {args}", code == expected_code and expected_text in err and out == "",
               f"exit {code}, stderr {err!r}")
 
 
@@ -609,6 +697,7 @@ def main():
                   f"exit {code}, stderr {err!r}")
 
         check_kmeans(write)
+        check_gmm(write)
         check_lts(write)
         check_csv_rules(write)
 
