@@ -140,27 +140,31 @@ FUNCTIONS = [
     Function(
         "gmmFit", "GMMFIT", "any",
         "Fits a Gaussian mixture of k components to the rows of Data by EM, as scikit-learn's "
-        "GaussianMixture does (k-means starts, the run of the highest likelihood kept). Returns a "
+        "GaussianMixture does (k-means starts, the run of the highest likelihood kept); with several k "
+        "or Covariance \"all\", the model of the lowest BIC among them. Returns a "
         "summary (log-likelihood, BIC, AIC and more, with their names), or with Output the weights, "
         "means, covariances, the most likely component of each row, each row's probabilities or its "
         "log density. Enter it as an array formula over a range of that size.",
         [Argument("data", RANGE, "Data",
                   "The observations: one row each, one column per variable. A row with an empty or "
                   "text cell is left out of the fit, and its per-row outputs are empty."),
-         Argument("k", "double", "k",
-                  "The number of components, from 1 to the number of complete rows; a fraction is "
-                  "rounded down."),
+         Argument("k", RANGE, "k",
+                  "The number of components, from 1 to the number of complete rows (a fraction is "
+                  "rounded down); or a range or array of candidate numbers ({1;2;3;4}): every one is "
+                  "fitted and the model of the lowest BIC is returned."),
          Argument("covariance", "any", "Covariance",
                   "\"full\" (the default: each component its own covariance matrix), \"tied\" (one "
-                  "matrix for all), \"diag\" (each its own variances) or \"spherical\" (each one "
-                  "variance)."),
+                  "matrix for all), \"diag\" (each its own variances), \"spherical\" (each one "
+                  "variance), or \"all\": each of the four is fitted and the lowest BIC chosen."),
          Argument("output", "any", "Output",
                   "\"summary\" (the default; log-likelihood, BIC, AIC, parameters, iterations and more, "
                   "each value beside its name), \"weights\" (k rows), \"means\" (k rows, a column per "
                   "variable), \"covariances\" (full: k stacked blocks of one row and column per "
                   "variable; tied: one block; diag: k rows of variances; spherical: k variances), "
                   "\"labels\" (the component, 1 to k, of each row of Data), \"probabilities\" (each "
-                  "row's probability of each component) or \"density\" (each row's log density)."),
+                  "row's probability of each component), \"density\" (each row's log density) or \"selection\" "
+                  "(a row per model compared: k, covariance, log-likelihood, parameters, BIC, AIC, "
+                  "iterations, converged, and 1 in the last column for the model chosen)."),
          Argument("restarts", "any", "Restarts",
                   "How many runs from different k-means starts, from 1 to 1000; the run of the highest "
                   "likelihood is kept. Default 1."),

@@ -83,7 +83,8 @@ public:
                                   const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& x,
                                   const css::uno::Any& alpha, const css::uno::Any& output,
                                   const css::uno::Any& intercept, const css::uno::Any& seed) override;
-    css::uno::Any SAL_CALL gmmFit(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& data, double k,
+    css::uno::Any SAL_CALL gmmFit(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& data,
+                                 const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& k,
                                   const css::uno::Any& covariance, const css::uno::Any& output,
                                   const css::uno::Any& restarts, const css::uno::Any& maxIterations,
                                   const css::uno::Any& seed) override;

@@ -1,7 +1,8 @@
 /*
  * command_gmm.c: statgpu gmm K FILE: a Gaussian mixture of K components
  * fitted to the rows of a CSV table, as Calc's GMMFIT; prints any of its
- * tables.
+ * tables. K may list candidates (1-6, 2,4,8) and --covariance be "all": the
+ * model of the lowest BIC is chosen, and --output selection compares them.
  */
 #include "tool.h"
 
@@ -15,35 +16,76 @@ static statgpu_status gmm_tables(statgpu_context *context, const void *result, c
     return statgpu_gmm_tables(context, result, params, out_set);
 }
 
+/* K: a whole number, or candidates for model choice: a comma-separated list
+ * of whole numbers and ranges ("1-6", "2,4,8"). The count of values, 0 after
+ * a message. */
+static size_t parse_component_counts(const char *text, size_t *values, size_t capacity, int *several)
+{
+    size_t count = 0;
+    *several = strchr(text, ',') != NULL || strchr(text + 1, '-') != NULL;
+    const char *cursor = text;
+    while (*cursor != '\0') {
+        char *end = NULL;
+        long first = strtol(cursor, &end, 10), last = first;
+        if (end == cursor)
+            return 0;
+        if (*end == '-' && end != cursor) {
+            const char *second = end + 1;
+            last = strtol(second, &end, 10);
+            if (end == second)
+                return 0;
+        }
+        if (*end != ',' && *end != '\0')
+            return 0;
+        if (first < 0 || last < first || (size_t)(last - first) >= capacity - count)
+            return 0;
+        for (long k = first; k <= last; ++k)
+            values[count++] = (size_t)k;
+        cursor = *end == ',' ? end + 1 : end;
+    }
+    return count;
+}
+
 int command_gmm(const options *opt, statgpu_context *context)
 {
-    long k = 0;
+    enum { MOST_CANDIDATES = 1024 };
+    size_t counts[MOST_CANDIDATES];
+    int several = 0;
     statgpu_gmm_params params;
     statgpu_gmm_params_init(&params);
-    if (!parse_int(opt->kmeans_k_text, LONG_MIN, &k))
-        return fail_usage("K must be a whole number of components", opt->kmeans_k_text);
-    if (k < 0) {
-        fprintf(stderr, "statgpu: invalid argument: k = %ld: at least one component is needed\n", k);
-        return EXIT_COMPUTE;
+    long k = 0;
+    if (parse_int(opt->kmeans_k_text, LONG_MIN, &k)) {
+        if (k < 0) {
+            fprintf(stderr, "statgpu: invalid argument: k = %ld: at least one component is needed\n", k);
+            return EXIT_COMPUTE;
+        }
+        counts[0] = (size_t)k;
+    } else if (parse_component_counts(opt->kmeans_k_text, counts, MOST_CANDIDATES, &several) == 0) {
+        return fail_usage("K must be a whole number of components, or a list such as 1-6 or 2,4,8 (at most 1024)",
+                          opt->kmeans_k_text);
     }
+    size_t count_total = several ? 0 : 1;
+    if (several)
+        count_total = parse_component_counts(opt->kmeans_k_text, counts, MOST_CANDIDATES, &several);
+    statgpu_gmm_covariance types[4] = { STATGPU_GMM_FULL };
+    size_t type_count = 1;
     if (opt->covariance_text != NULL) {
         const char *const words[] = { "full", "tied", "diag", "spherical" };
-        const statgpu_gmm_covariance types[] = { STATGPU_GMM_FULL, STATGPU_GMM_TIED, STATGPU_GMM_DIAG,
-                                                 STATGPU_GMM_SPHERICAL };
-        int known = 0;
+        const statgpu_gmm_covariance all[] = { STATGPU_GMM_FULL, STATGPU_GMM_TIED, STATGPU_GMM_DIAG,
+                                               STATGPU_GMM_SPHERICAL };
+        type_count = 0;
         for (size_t j = 0; j < 4; ++j)
-            if (strcmp(opt->covariance_text, words[j]) == 0) {
-                params.covariance = types[j];
-                known = 1;
-            }
-        if (!known)
-            return fail_usage("--covariance must be full, tied, diag or spherical", opt->covariance_text);
+            if (strcmp(opt->covariance_text, words[j]) == 0 || strcmp(opt->covariance_text, "all") == 0)
+                types[type_count++] = all[j];
+        if (type_count == 0)
+            return fail_usage("--covariance must be full, tied, diag, spherical or all", opt->covariance_text);
     }
+    params.covariance = types[0];
     if (run_options(opt, &params.restart_count, &params.max_iterations, &params.tolerance, &params.seed) != 0)
         return EXIT_USAGE;
     const char *output = opt->output != NULL ? opt->output : statgpu_method_table_names("gmm")[0];
-    if (check_output_word("gmm", output,
-                          "--output must be summary, weights, means, covariances, labels, probabilities or density")
+    if (check_output_word("gmm", output, "--output must be summary, weights, means, covariances, labels, "
+                                         "probabilities, density or selection")
         != 0)
         return EXIT_USAGE;
 
@@ -55,9 +97,13 @@ int command_gmm(const options *opt, statgpu_context *context)
     double read_seconds = seconds_now() - started;
     started = seconds_now();
     statgpu_gmm_result *result = NULL;
-    statgpu_status engine_status = statgpu_gmm(context, data.values, data.complete_count, data.column_count,
-                                               data.complete_count ? data.complete_count : 1, (size_t)k, &params,
-                                               &result);
+    size_t ld = data.complete_count ? data.complete_count : 1;
+    statgpu_status engine_status =
+        several || type_count > 1
+            ? statgpu_gmm_select(context, data.values, data.complete_count, data.column_count, ld, counts,
+                                 count_total, types, type_count, &params, &result)
+            : statgpu_gmm(context, data.values, data.complete_count, data.column_count, ld, counts[0], &params,
+                          &result);
     double compute_seconds = seconds_now() - started;
     if (engine_status != STATGPU_OK)
         return table_engine_failed(context, engine_status, &data);

@@ -322,8 +322,8 @@ static void test_result_tables(void **state)
     statgpu_table_set *set = NULL;
     assert_int_equal(statgpu_gmm_tables(g_context, r, &params, &set), STATGPU_OK);
     const char *const *catalogue = statgpu_method_table_names("gmm");
-    assert_int_equal(statgpu_table_set_count(set), 7);
-    for (size_t t = 0; t < 7; ++t)
+    assert_int_equal(statgpu_table_set_count(set), 8);
+    for (size_t t = 0; t < 8; ++t)
         assert_string_equal(statgpu_table_set_get(set, t)->name, catalogue[t]);
 
     const statgpu_table *weights = statgpu_table_set_find(set, "weights");
@@ -357,6 +357,12 @@ static void test_result_tables(void **state)
     assert_bits_equal(summary->values[1], r->bic);
     assert_string_equal(summary->texts[summary->row_count + 1], "BIC (lower is better; mclust's is its negative)");
     assert_bits_equal(summary->values[summary->row_count - 1], (double)n);
+    const statgpu_table *selection = statgpu_table_set_find(set, "selection");
+    assert_int_equal(selection->row_count, 1);
+    assert_int_equal(selection->column_count, 9);
+    assert_string_equal(selection->texts[1], "full");
+    assert_bits_equal(selection->values[4], r->bic);
+    assert_bits_equal(selection->values[8], 1.0);
     statgpu_table_set_destroy(set);
     free(rows);
     statgpu_gmm_result_destroy(r);
@@ -664,6 +670,96 @@ static void test_mclust_optima(void **state)
                   same_optimum, cases);
 }
 
+/* Model choice: faithful with k = 1..5 and 7 (7 of 272 rows: fitted), 300
+ * (more than the rows: a candidate with an error status and empty cells),
+ * every covariance type. Each candidate's numbers are the bits of
+ * statgpu_gmm on that k and type alone, the result is the whole fit of the
+ * lowest BIC, and the choice is mclust's on Old Faithful among these models
+ * (Mclust(faithful): EEE, that is tied, with 3 components). */
+static void test_model_selection(void **state)
+{
+    (void)state;
+    size_t n, d;
+    double *data = read_data("faithful", &n, &d);
+    const size_t ks[] = { 1, 2, 3, 4, 5, 7, 300 };
+    const statgpu_gmm_covariance types[] = { STATGPU_GMM_FULL, STATGPU_GMM_TIED, STATGPU_GMM_DIAG,
+                                             STATGPU_GMM_SPHERICAL };
+    statgpu_gmm_params params;
+    statgpu_gmm_params_init(&params);
+    params.restart_count = 3;
+    params.seed = 5;
+    statgpu_gmm_result *chosen = NULL;
+    assert_int_equal(statgpu_gmm_select(g_context, data, n, d, n, ks, 7, types, 4, &params, &chosen), STATGPU_OK);
+    assert_int_equal(chosen->candidate_count, 28);
+    double lowest = INFINITY;
+    size_t lowest_index = 0;
+    for (size_t c = 0; c < 28; ++c) {
+        const statgpu_gmm_candidate *candidate = &chosen->candidates[c];
+        assert_int_equal(candidate->k, ks[c / 4]);
+        assert_int_equal(candidate->covariance, types[c % 4]);
+        if (candidate->k > n) {
+            assert_int_equal(candidate->status, STATGPU_ERROR_INVALID_ARGUMENT);
+            continue;
+        }
+        assert_int_equal(candidate->status, STATGPU_OK);
+        params.covariance = candidate->covariance;
+        statgpu_gmm_result *alone = NULL;
+        assert_int_equal(statgpu_gmm(g_context, data, n, d, n, candidate->k, &params, &alone), STATGPU_OK);
+        assert_bits_equal(candidate->log_likelihood, alone->log_likelihood);
+        assert_bits_equal(candidate->bic, alone->bic);
+        assert_bits_equal(candidate->aic, alone->aic);
+        assert_int_equal(candidate->parameter_count, alone->parameter_count);
+        assert_int_equal(candidate->iterations, alone->iterations);
+        assert_int_equal(candidate->converged, alone->converged);
+        if (candidate->bic < lowest) {
+            lowest = candidate->bic;
+            lowest_index = c;
+        }
+        if (c == chosen->best_candidate)
+            assert_true(same_result(chosen, alone));
+        statgpu_gmm_result_destroy(alone);
+    }
+    assert_int_equal(chosen->best_candidate, lowest_index);
+    assert_int_equal(chosen->k, 3);
+    assert_int_equal(chosen->covariance, STATGPU_GMM_TIED);
+
+    statgpu_table_set *set = NULL;
+    assert_int_equal(statgpu_gmm_tables(g_context, chosen, NULL, &set), STATGPU_OK);
+    const statgpu_table *selection = statgpu_table_set_find(set, "selection");
+    assert_int_equal(selection->row_count, 28);
+    assert_string_equal(selection->column_headers[4], "BIC");
+    for (size_t c = 0; c < 28; ++c) {
+        assert_bits_equal(selection->values[c], (double)ks[c / 4]);
+        assert_string_equal(selection->texts[c + 28], k_types[c % 4]);
+        assert_bits_equal(selection->values[c + 28 * 8], c == chosen->best_candidate ? 1.0 : 0.0);
+        for (size_t column = 2; column < 8; ++column)
+            assert_int_equal(selection->cell_kinds[c + 28 * column],
+                             ks[c / 4] > n ? STATGPU_CELL_EMPTY : STATGPU_CELL_NUMBER);
+    }
+    assert_bits_equal(selection->values[chosen->best_candidate + 28 * 4], chosen->bic);
+    statgpu_table_set_destroy(set);
+    statgpu_gmm_result_destroy(chosen);
+
+    /* One type: params->covariance; bad lists. */
+    params.covariance = STATGPU_GMM_DIAG;
+    assert_int_equal(statgpu_gmm_select(g_context, data, n, d, n, ks, 2, NULL, 0, &params, &chosen), STATGPU_OK);
+    assert_int_equal(chosen->candidate_count, 2);
+    assert_int_equal(chosen->candidates[1].covariance, STATGPU_GMM_DIAG);
+    statgpu_gmm_result_destroy(chosen);
+    const size_t zero[] = { 2, 0 }, too_many[] = { 300, 400 };
+    const statgpu_gmm_covariance twice[] = { STATGPU_GMM_FULL, STATGPU_GMM_FULL };
+    assert_int_equal(statgpu_gmm_select(g_context, data, n, d, n, zero, 2, NULL, 0, &params, &chosen),
+                     STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_gmm_select(g_context, data, n, d, n, ks, 0, NULL, 0, &params, &chosen),
+                     STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_gmm_select(g_context, data, n, d, n, ks, 2, twice, 2, &params, &chosen),
+                     STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_gmm_select(g_context, data, n, d, n, too_many, 2, NULL, 0, &params, &chosen),
+                     STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_null(chosen);
+    free(data);
+}
+
 TEST_CPU_CONTEXT_FIXTURES(g_context)
 
 int main(int argc, char **argv)
@@ -678,6 +774,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_threads_and_restarts),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_result_tables),
+        cmocka_unit_test(test_model_selection),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

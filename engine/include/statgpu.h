@@ -655,7 +655,23 @@ typedef struct statgpu_gmm_result {
     size_t   best_restart;       /* 0-based */
     size_t   restart_count;
     size_t   regularised_count;  /* covariance estimates that needed more than reg_covar */
+    size_t   candidate_count;    /* the models compared: 1 from statgpu_gmm, every (k, covariance type)
+                                    from statgpu_gmm_select */
+    struct statgpu_gmm_candidate *candidates; /* candidate_count, in the order fitted */
+    size_t   best_candidate;     /* this fit's index in candidates */
 } statgpu_gmm_result;
+
+/* One model of a comparison (statgpu_gmm_select), as mclust's BIC table
+ * shows them. A candidate that cannot be fitted (more components than rows)
+ * has status STATGPU_ERROR_INVALID_ARGUMENT and zeros, and is never chosen. */
+typedef struct statgpu_gmm_candidate {
+    size_t                 k;
+    statgpu_gmm_covariance covariance;
+    statgpu_status         status;
+    double                 log_likelihood, bic, aic; /* as statgpu_gmm_result's */
+    size_t                 parameter_count, iterations;
+    int                    converged;
+} statgpu_gmm_candidate;
 
 /* Fills params with the defaults. Always call it first. */
 STATGPU_API void statgpu_gmm_params_init(statgpu_gmm_params *params /* out */);
@@ -672,6 +688,24 @@ STATGPU_API void statgpu_gmm_params_init(statgpu_gmm_params *params /* out */);
 STATGPU_API statgpu_status statgpu_gmm(statgpu_context *context, const double *data, size_t n_obs, size_t n_vars,
                                        size_t ld, size_t k, const statgpu_gmm_params *params,
                                        statgpu_gmm_result **out_result /* out */);
+
+/* Model choice in one call, as mclust's Mclust: a mixture fitted for every
+ * k of k_values (k_count of them, in that order) and, within each k, every
+ * covariance type of types (type_count of them; NULL and 0 for
+ * params->covariance alone), each as statgpu_gmm with params (its restarts,
+ * seed and stopping rule; params->covariance and the initialisation's given
+ * parameters are ignored: every candidate starts from k-means). The result is
+ * the candidate of the lowest BIC (the first listed on a tie), whole, with
+ * every candidate's log-likelihood, BIC, AIC, parameters, iterations and
+ * convergence in result->candidates. A k above the complete rows is a
+ * candidate with an error status, not an error of the call, unless no
+ * candidate can be fitted. Errors as statgpu_gmm's, and
+ * STATGPU_ERROR_INVALID_ARGUMENT for no k, a k of 0 or a type listed twice. */
+STATGPU_API statgpu_status statgpu_gmm_select(statgpu_context *context, const double *data, size_t n_obs,
+                                              size_t n_vars, size_t ld, const size_t *k_values, size_t k_count,
+                                              const statgpu_gmm_covariance *types, size_t type_count,
+                                              const statgpu_gmm_params *params,
+                                              statgpu_gmm_result **out_result /* out */);
 
 /* Frees a result and its arrays. NULL is a harmless no-op. */
 STATGPU_API void statgpu_gmm_result_destroy(statgpu_gmm_result *result);
@@ -755,7 +789,7 @@ STATGPU_API void statgpu_table_set_destroy(statgpu_table_set *set);
  * default Output, or NULL for an unknown method. Methods: "kmeans" (centroids,
  * labels, sizes, summary), "lts" (coefficients, weights, residuals, summary,
  * subset), "gmm" (summary, weights, means, covariances, labels,
- * probabilities, density). Static storage. */
+ * probabilities, density, selection). Static storage. */
 STATGPU_API const char *const *statgpu_method_table_names(const char *method);
 
 /* The title of a method's table (found as statgpu_table_set_find finds

@@ -283,13 +283,40 @@ def check_gmm(write):
     code, again, _ = run("gmm", "2", faithful, "--tol", "1e-12", "--max-iter", "2000", "--threads", "1")
     check("gmm: the same bits with one thread and all", code == 0 and again == out, again)
 
+    # Model choice: K a list, --covariance all: a row per candidate, k by k;
+    # the chosen one marked and printed by the other outputs. Old Faithful
+    # chooses mclust's model among these (EEE, that is tied, with 3).
+    code, out, err = run("gmm", "1-3,5", faithful, "--covariance", "all", "--output", "selection")
+    got = table(out)
+    best = [row for row in got[1:] if row[-1] == "1"]
+    check("gmm 1-3,5 --covariance all --output selection: 16 candidates, the lowest BIC marked",
+          code == 0 and got[0] == ["candidate", "k", "covariance", "log-likelihood", "parameters", "BIC", "AIC",
+                                   "iterations", "converged", "best"]
+          and [row[1] for row in got[1:]] == [k for k in ("1", "2", "3", "5") for _ in range(4)]
+          and [row[2] for row in got[1:5]] == ["full", "tied", "diag", "spherical"]
+          and len(best) == 1 and float(best[0][5]) == min(float(row[5]) for row in got[1:])
+          and best[0][1:3] == ["3", "tied"], out + err)
+    code, out, err = run("gmm", "1-3,5", faithful, "--covariance", "all")
+    summary = {row[2]: row[1] for row in table(out)[1:]} if code == 0 else {}
+    check("gmm with candidates: the summary is the chosen model's",
+          code == 0 and summary.get("components") == "3" and best and
+          summary.get("BIC (lower is better; mclust's is its negative)") == best[0][5], out + err)
+    code, out, err = run("gmm", "2,300", faithful, "--output", "selection")
+    got = table(out)
+    check("gmm 2,300: the candidate above the rows is listed unfitted", code == 0 and len(got) == 3
+          and got[2][1:3] == ["300", "full"] and got[2][3:9] == [""] * 6 and got[2][9] == "0", out + err)
+
     cases = [
         (("gmm", "0", path), 1, "at least one"),
+        (("gmm", "4-2", path), 2, "K must be"),
+        (("gmm", "2,x", path), 2, "K must be"),
+        (("gmm", "300,400", path, "--output", "selection"), 1, "no candidate"),
         (("gmm", "12", path), 1, "11"),
         (("gmm", "two", path), 2, "K must be"),
         (("gmm", path), 2, "gmm needs"),
         (("gmm", "2", path, "--output", "centroids"), 2, "--output"),
         (("gmm", "2", path, "--covariance", "VVV"), 2, "--covariance"),
+        (("gmm", "2,0", path), 1, "k = 0"),
         (("gmm", "2", path, "--restarts", "0"), 1, "restart"),
         (("gmm", "2", path, "--max-iter", "0"), 1, "max_iterations"),
         (("gmm", "2", path, "--tol", "-1"), 1, "tolerance"),

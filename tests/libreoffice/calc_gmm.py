@@ -14,7 +14,15 @@ and every Output in its shape:
     left-out rows empty ("" as Calc's own idiom: COUNT over labels is 270),
     every probability row summing to 1 (1e-12), and SUM(density) equal to the
     summary's log-likelihood (1e-12 relative);
-  - Err:502 for k = 0, an unknown Covariance or Output, Restarts 0.
+  - model choice: k as an inline array {1;2;3} with Covariance "ALL" gives
+    12 candidates (k by k, full, tied, diag, spherical within each), BIC =
+    -2 log-likelihood + parameters ln 270 on each (1e-12), exactly one marked
+    best, at the lowest BIC; k as a range C1:C5 holding 1, 2, the text "3",
+    an empty cell and 300 gives 4 candidates, the one of 300 unfitted (its
+    numbers empty), and the summary over that range describes the chosen
+    model (its k and BIC);
+  - Err:502 for k = 0, an unknown Covariance or Output, Restarts 0, a k range
+    of empty cells, k one empty cell (0, as Calc reads it).
 """
 
 import csv
@@ -48,6 +56,11 @@ def fill(sheet, source_dir):
     sheet.getCellRangeByName("A4").clearContents(1 | 4)  # values and strings: empty
     sheet.getCellRangeByName("B4").clearContents(1 | 4)
     sheet.getCellRangeByName("A7").setString("n/a")
+    # Candidate counts for model choice: a number, a number, text, empty, too many.
+    sheet.getCellRangeByName("C1").setValue(1)
+    sheet.getCellRangeByName("C2").setValue(2)
+    sheet.getCellRangeByName("C3").setString("3")
+    sheet.getCellRangeByName("C5").setValue(300)
 
 
 def outcome(cell):
@@ -85,8 +98,12 @@ def check(results, office, source_dir):
         place("labels", "=GMMFIT(%s;2;;\"labels\")" % DATA, ROWS)
         place("probabilities", "=GMMFIT(%s;2;;\"probabilities\")" % DATA, ROWS, 2)
         place("density", "=GMMFIT(%s;2;;\"density\")" % DATA, ROWS)
+        place("all", "=GMMFIT(%s;{1;2;3};\"ALL\";\"selection\")" % DATA, 12, 9)
+        place("range", "=GMMFIT(%s;$C$1:$C$5;\"full\";\"selection\")" % DATA, 4, 9)
+        place("chosen", "=GMMFIT(%s;$C$1:$C$5)" % DATA, 13, 2)
         errors = ["=GMMFIT(%s;0)" % DATA, "=GMMFIT(%s;2;\"bogus\")" % DATA,
-                  "=GMMFIT(%s;2;;\"bogus\")" % DATA, "=GMMFIT(%s;2;;;0)" % DATA]
+                  "=GMMFIT(%s;2;;\"bogus\")" % DATA, "=GMMFIT(%s;2;;;0)" % DATA,
+                  "=GMMFIT(%s;$D$1:$D$2;;\"selection\")" % DATA, "=GMMFIT(%s;$C$4;;\"selection\")" % DATA]
         error_column = column
         for row, formula in enumerate(errors):
             sheet.getCellByPosition(error_column, row).setFormula(formula)
@@ -148,8 +165,36 @@ def check(results, office, source_dir):
         results.check("=COUNT(labels) is 270 and =SUM(density) is the summary's log-likelihood (1e-12)",
                       count == ("value", 270.0) and total[0] == "value" and close(total[1], ll),
                       "%r %r %r" % (count, total, ll))
+        selection = grid(sheet, column_of["all"], 0, 12, 9)
+        types = [sheet.getCellByPosition(column_of["all"] + 1, r).getString() for r in range(12)]
+        fitted_bics = [row[4][1] for row in selection]
+        best = [r for r in range(12) if selection[r][8] == ("value", 1.0)]
+        results.check("GMMFIT k {1;2;3}, Covariance \"ALL\": 12 candidates, k by k, the four types within each",
+                      [row[0] for row in selection] == [("value", float(k)) for k in (1, 2, 3) for _ in range(4)]
+                      and types == ["full", "tied", "diag", "spherical"] * 3, "%r %r" % (selection, types))
+        results.check("GMMFIT selection: BIC = -2 log-likelihood + parameters ln 270 on each row (1e-12), one "
+                      "best, at the lowest BIC",
+                      all(close(row[4][1], -2 * row[2][1] + row[3][1] * math.log(270))
+                          and close(row[5][1], -2 * row[2][1] + 2 * row[3][1]) for row in selection)
+                      and len(best) == 1 and fitted_bics[best[0]] == min(fitted_bics), repr(selection))
+        in_range = grid(sheet, column_of["range"], 0, 4, 9)
+        results.check("GMMFIT k over C1:C5 (1, 2, \"3\", empty, 300): 4 candidates, 300 unfitted with empty "
+                      "numbers",
+                      [row[0] for row in in_range] == [("value", k) for k in (1.0, 2.0, 3.0, 300.0)]
+                      and all(cell[0] == "empty" for cell in in_range[3][2:8])
+                      and in_range[3][8] == ("value", 0.0)
+                      and all(cell[0] == "value" for row in in_range[:3] for cell in row[2:8] if cell != row[1]),
+                      repr(in_range))
+        chosen_rows = [row for row in in_range if row[8] == ("value", 1.0)]
+        chosen = {sheet.getCellByPosition(column_of["chosen"] + 1, r).getString():
+                  outcome(sheet.getCellByPosition(column_of["chosen"], r)) for r in range(13)}
+        results.check("GMMFIT summary over a k range: the chosen model's k and BIC",
+                      len(chosen_rows) == 1 and chosen.get("components") == chosen_rows[0][0]
+                      and chosen.get(SUMMARY_NAMES[1]) == chosen_rows[0][4], "%r %r" % (chosen, chosen_rows))
+
         bad = [outcome(sheet.getCellByPosition(error_column, row)) for row in range(len(errors))]
-        results.check("GMMFIT with k 0, Covariance \"bogus\", Output \"bogus\", Restarts 0: Err:502 each",
+        results.check("GMMFIT with k 0, Covariance \"bogus\", Output \"bogus\", Restarts 0, a k range of "
+                      "empty cells, k an empty cell: Err:502 each",
                       bad == [("error", ILLEGAL_ARGUMENT)] * len(errors), repr(bad))
     finally:
         document.close(True)

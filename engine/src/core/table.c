@@ -410,6 +410,13 @@ bool sg_table_set_text(sg_table_build *build, sg_table *table, size_t row, size_
     return true;
 }
 
+void sg_table_set_empty(sg_table *table, size_t row, size_t column)
+{
+    size_t cell = row + table->view.row_count * column;
+    table->cell_kinds[cell] = STATGPU_CELL_EMPTY;
+    table->values[cell] = 0.0;
+}
+
 bool sg_table_number_rows(sg_table_build *build, sg_table *table, const char *heading)
 {
     if (!sg_table_set_row_label_header(build, table, heading))

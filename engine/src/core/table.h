@@ -65,6 +65,9 @@ bool sg_table_set_header(sg_table_build *build, sg_table *table, size_t column, 
 bool sg_table_set_row_label(sg_table_build *build, sg_table *table, size_t row, const char *text);
 bool sg_table_set_row_label_header(sg_table_build *build, sg_table *table, const char *text);
 bool sg_table_set_text(sg_table_build *build, sg_table *table, size_t row, size_t column, const char *text);
+/* Makes a cell EMPTY (a value that does not exist, such as an unfitted
+ * candidate's). */
+void sg_table_set_empty(sg_table *table, size_t row, size_t column);
 
 /* Row labels "1" .. row_count under heading. */
 bool sg_table_number_rows(sg_table_build *build, sg_table *table, const char *heading);

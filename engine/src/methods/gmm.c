@@ -416,6 +416,7 @@ void statgpu_gmm_result_destroy(statgpu_gmm_result *result)
     free(result->responsibilities);
     free(result->row_log_likelihood);
     free(result->labels);
+    free(result->candidates);
     free(result);
 }
 
@@ -588,23 +589,48 @@ static statgpu_status sg_gmm_from_kmeans(statgpu_context *context, sg_gmm_fit *f
     return STATGPU_OK;
 }
 
-statgpu_status statgpu_gmm(statgpu_context *context, const double *data, size_t n_obs, size_t n_vars, size_t ld,
-                           size_t k, const statgpu_gmm_params *params, statgpu_gmm_result **out_result)
+/* A call's start: context and out_result checked (*out_result NULL), the
+ * caller's params (NULL: the defaults) as this build's struct. */
+static statgpu_status sg_gmm_begin(statgpu_context *context, const statgpu_gmm_params *params,
+                                   statgpu_gmm_result **out_result, statgpu_gmm_params *chosen)
 {
     if (context == NULL)
         return STATGPU_ERROR_INVALID_ARGUMENT;
     if (out_result == NULL)
         return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "out_result is NULL");
     *out_result = NULL;
+    statgpu_gmm_params_init(chosen);
+    if (params == NULL)
+        return STATGPU_OK;
+    if (params->struct_bytes < SG_GMM_PARAMS_MIN_BYTES || params->struct_bytes > sizeof *chosen)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                       "params->struct_bytes is %zu; call statgpu_gmm_params_init first", params->struct_bytes);
+    memcpy(chosen, params, params->struct_bytes);
+    chosen->struct_bytes = sizeof *chosen;
+    return STATGPU_OK;
+}
+
+/* A fit's line in a comparison. */
+static void sg_gmm_describe(const statgpu_gmm_result *result, statgpu_gmm_candidate *candidate)
+{
+    candidate->k = result->k;
+    candidate->covariance = result->covariance;
+    candidate->status = STATGPU_OK;
+    candidate->log_likelihood = result->log_likelihood;
+    candidate->bic = result->bic;
+    candidate->aic = result->aic;
+    candidate->parameter_count = result->parameter_count;
+    candidate->iterations = result->iterations;
+    candidate->converged = result->converged;
+}
+
+statgpu_status statgpu_gmm(statgpu_context *context, const double *data, size_t n_obs, size_t n_vars, size_t ld,
+                           size_t k, const statgpu_gmm_params *params, statgpu_gmm_result **out_result)
+{
     statgpu_gmm_params chosen;
-    statgpu_gmm_params_init(&chosen);
-    if (params != NULL) {
-        if (params->struct_bytes < SG_GMM_PARAMS_MIN_BYTES || params->struct_bytes > sizeof chosen)
-            return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
-                           "params->struct_bytes is %zu; call statgpu_gmm_params_init first", params->struct_bytes);
-        memcpy(&chosen, params, params->struct_bytes);
-        chosen.struct_bytes = sizeof chosen;
-    }
+    statgpu_status taken = sg_gmm_begin(context, params, out_result, &chosen);
+    if (taken != STATGPU_OK)
+        return taken;
     statgpu_status status = sg_gmm_check(context, data, n_obs, n_vars, ld, k, &chosen);
     if (status != STATGPU_OK)
         return status;
@@ -726,6 +752,14 @@ statgpu_status statgpu_gmm(statgpu_context *context, const double *data, size_t 
     result->best_restart = best_run;
     result->restart_count = runs;
     result->regularised_count = best_regularised;
+    result->candidate_count = 1;
+    result->best_candidate = 0;
+    result->candidates = malloc(sizeof *result->candidates);
+    if (result->candidates == NULL) {
+        status = sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate the GMM result");
+        goto done;
+    }
+    sg_gmm_describe(result, result->candidates);
     if (!isfinite(result->log_likelihood) || !isfinite(result->bic)) {
         status = sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
                          "the log-likelihood is not finite: the data are too far from ordinary size");
@@ -743,5 +777,86 @@ done:
     free(fit.row_ll);
     free(fit.partials);
     free(sums);
+    return status;
+}
+
+statgpu_status statgpu_gmm_select(statgpu_context *context, const double *data, size_t n_obs, size_t n_vars,
+                                  size_t ld, const size_t *k_values, size_t k_count,
+                                  const statgpu_gmm_covariance *types, size_t type_count,
+                                  const statgpu_gmm_params *params, statgpu_gmm_result **out_result)
+{
+    statgpu_gmm_params chosen;
+    statgpu_status taken = sg_gmm_begin(context, params, out_result, &chosen);
+    if (taken != STATGPU_OK)
+        return taken;
+    chosen.init = STATGPU_GMM_INIT_KMEANS;
+    const statgpu_gmm_covariance own_type = chosen.covariance;
+    if (types == NULL || type_count == 0) {
+        types = &own_type;
+        type_count = 1;
+    }
+    if (k_values == NULL || k_count == 0)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "no k to fit: k_values is empty");
+    if (type_count > 4)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "%zu covariance types: there are 4", type_count);
+    for (size_t t = 0; t < type_count; ++t) {
+        if (types[t] < STATGPU_GMM_FULL || types[t] > STATGPU_GMM_SPHERICAL)
+            return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "unknown covariance type %d", (int)types[t]);
+        for (size_t u = 0; u < t; ++u)
+            if (types[u] == types[t])
+                return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "covariance type %d is listed twice",
+                               (int)types[t]);
+    }
+    for (size_t c = 0; c < k_count; ++c)
+        if (k_values[c] == 0)
+            return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "k = 0 (candidate %zu): at least one component "
+                           "is needed", c + 1);
+    if (k_count > SIZE_MAX / sizeof(statgpu_gmm_candidate) / type_count)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "%zu candidates are too many", k_count);
+    size_t count = k_count * type_count;
+    statgpu_gmm_candidate *candidates = calloc(count, sizeof *candidates);
+    if (candidates == NULL)
+        return sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate %zu candidates", count);
+    statgpu_gmm_result *best = NULL;
+    size_t best_index = 0;
+    statgpu_status status = STATGPU_OK;
+    for (size_t c = 0; c < count; ++c) {
+        statgpu_gmm_candidate *candidate = &candidates[c];
+        candidate->k = k_values[c / type_count];
+        candidate->covariance = types[c % type_count];
+        chosen.covariance = candidate->covariance;
+        if (candidate->k > n_obs && n_obs > 0) {
+            candidate->status = STATGPU_ERROR_INVALID_ARGUMENT;
+            continue;
+        }
+        statgpu_gmm_result *fit = NULL;
+        status = statgpu_gmm(context, data, n_obs, n_vars, ld, candidate->k, &chosen, &fit);
+        if (status != STATGPU_OK)
+            goto done;
+        sg_gmm_describe(fit, candidate);
+        if (best == NULL || fit->bic < best->bic) {
+            statgpu_gmm_result_destroy(best);
+            best = fit;
+            best_index = c;
+        } else {
+            statgpu_gmm_result_destroy(fit);
+        }
+    }
+    if (best == NULL) {
+        status = sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "no candidate can be fitted: every k is more than "
+                         "the %zu observations", n_obs);
+        goto done;
+    }
+    free(best->candidates);
+    best->candidates = candidates;
+    best->candidate_count = count;
+    best->best_candidate = best_index;
+    candidates = NULL;
+    *out_result = best;
+    best = NULL;
+    status = sg_succeed(context);
+done:
+    statgpu_gmm_result_destroy(best);
+    free(candidates);
     return status;
 }

@@ -10,15 +10,16 @@
 
 enum {
     SG_GMM_SUMMARY, SG_GMM_WEIGHTS, SG_GMM_MEANS, SG_GMM_COVARIANCES, SG_GMM_LABELS, SG_GMM_PROBABILITIES,
-    SG_GMM_DENSITY, SG_GMM_TABLE_COUNT
+    SG_GMM_DENSITY, SG_GMM_SELECTION, SG_GMM_TABLE_COUNT
 };
 
 static const char *const sg_gmm_table_names[SG_GMM_TABLE_COUNT + 1] = {
-    "summary", "weights", "means", "covariances", "labels", "probabilities", "density", NULL
+    "summary", "weights", "means", "covariances", "labels", "probabilities", "density", "selection", NULL
 };
 static const char *const sg_gmm_table_titles[SG_GMM_TABLE_COUNT] = {
     "Gaussian mixture summary", "Mixture weights", "Component means", "Component covariances",
-    "Most likely component of each row", "Component probabilities of each row", "Log density of each row"
+    "Most likely component of each row", "Component probabilities of each row", "Log density of each row",
+    "Model selection by BIC"
 };
 const sg_table_catalogue sg_gmm_table_catalogue = {
     "gmm", sg_gmm_table_names, sg_gmm_table_titles, SG_GMM_TABLE_COUNT
@@ -42,7 +43,8 @@ static statgpu_status sg_check_gmm_result(statgpu_context *context, const statgp
     if (result->k < 1 || result->n_obs < result->k || result->n_vars < 1 || result->weights == NULL
         || result->means == NULL || result->covariances == NULL || result->labels == NULL
         || result->responsibilities == NULL || result->row_log_likelihood == NULL
-        || result->covariance < STATGPU_GMM_FULL || result->covariance > STATGPU_GMM_SPHERICAL)
+        || result->covariance < STATGPU_GMM_FULL || result->covariance > STATGPU_GMM_SPHERICAL
+        || result->candidate_count < 1 || result->candidates == NULL || result->best_candidate >= result->candidate_count)
         return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
                        "result is not a Gaussian mixture (k %zu, n_obs %zu, n_vars %zu, or an array NULL)",
                        result->k, result->n_obs, result->n_vars);
@@ -186,6 +188,39 @@ static bool sg_add_summary(sg_table_build *build, const statgpu_gmm_result *resu
     return sg_table_add_summary(build, SG_GMM_SUMMARY, rows, sizeof rows / sizeof *rows);
 }
 
+/* A row per candidate: k, covariance type, log-likelihood, parameters, BIC,
+ * AIC, iterations, converged and best (1 on the chosen one); a candidate
+ * that could not be fitted has its numbers empty. */
+static bool sg_add_selection(sg_table_build *build, const statgpu_gmm_result *result)
+{
+    static const char *const headers[] = { "k", "covariance", "log-likelihood", "parameters", "BIC", "AIC",
+                                           "iterations", "converged", "best" };
+    enum { COLUMNS = sizeof headers / sizeof *headers };
+    const size_t rows = result->candidate_count;
+    sg_table *table = sg_table_add(build, SG_GMM_SELECTION, rows, COLUMNS);
+    if (table == NULL || !sg_table_number_rows(build, table, "candidate"))
+        return false;
+    for (size_t c = 0; c < COLUMNS; ++c)
+        if (!sg_table_set_header(build, table, c, headers[c]))
+            return false;
+    double *values = sg_table_values(table);
+    for (size_t r = 0; r < rows; ++r) {
+        const statgpu_gmm_candidate *candidate = &result->candidates[r];
+        const double cells[COLUMNS] = { (double)candidate->k, 0.0, candidate->log_likelihood,
+                                        (double)candidate->parameter_count, candidate->bic, candidate->aic,
+                                        (double)candidate->iterations, (double)candidate->converged,
+                                        r == result->best_candidate ? 1.0 : 0.0 };
+        for (size_t c = 0; c < COLUMNS; ++c)
+            values[r + rows * c] = cells[c];
+        if (!sg_table_set_text(build, table, r, 1, sg_gmm_type_name(candidate->covariance)))
+            return false;
+        if (candidate->status != STATGPU_OK)
+            for (size_t c = 2; c < COLUMNS - 1; ++c)
+                sg_table_set_empty(table, r, c);
+    }
+    return true;
+}
+
 statgpu_status statgpu_gmm_tables(statgpu_context *context, const statgpu_gmm_result *result,
                                   const statgpu_table_params *params, statgpu_table_set **out_set)
 {
@@ -216,5 +251,7 @@ statgpu_status statgpu_gmm_tables(statgpu_context *context, const statgpu_gmm_re
         sg_add_probabilities(&build, result);
     if (sg_table_wanted(&build, SG_GMM_DENSITY))
         sg_table_add_per_row_column(&build, SG_GMM_DENSITY, "log density", sg_gmm_density, result);
+    if (sg_table_wanted(&build, SG_GMM_SELECTION))
+        sg_add_selection(&build, result);
     return sg_table_build_end(&build, out_set);
 }
