@@ -26,7 +26,7 @@ otherwise, which the chart leaves out.
 import csv
 import os
 
-from sample_tools import HERE, SheetWriter, XYChart, column_letter, make_sample, uno_size
+from sample_tools import HERE, SheetWriter, XYChart, column_letter, make_sample
 
 CSV_FILE = os.path.join(HERE, "faithful.csv")
 R_EXPORT = 'write.csv(faithful, "%s", row.names=FALSE)'
@@ -35,7 +35,7 @@ SHEET_NAME = "Clusters"
 CLUSTERS = 2
 FIRST_DATA_ROW = 5  # spreadsheet row of the first eruption (1-based)
 # A colour per cluster (then the centroids), as 0xRRGGBB.
-SERIES_COLOURS = (0x1F77B4, 0xFF7F0E, 0x2CA02C, 0xD62728, 0x9467BD)
+SERIES_COLOURS = (0x1F77B4, 0xFF7F0E, 0x2CA02C, 0xD62728, 0x9467BD, 0x8C564B)
 CENTROID_COLOUR = 0x000000
 # Calc's standard chart symbols (chart2 Symbol.StandardSymbol).
 DIAMOND_SYMBOL = 1
@@ -139,9 +139,6 @@ def add_chart(office, document, sheet, layout, top_row):
     every series has its own x values."""
     from com.sun.star.awt import Rectangle
     from com.sun.star.table import CellRangeAddress
-    from com.sun.star.chart2 import Symbol
-    from com.sun.star.chart2.SymbolStyle import STANDARD
-    from com.sun.star.drawing.LineStyle import NONE
 
     top = sheet.getCellRangeByName("H%d" % top_row).getPropertyValue("Position")
     rectangle = Rectangle(top.X, top.Y, 24000, 14000)
@@ -149,27 +146,14 @@ def add_chart(office, document, sheet, layout, top_row):
     chart = XYChart(office, sheet, SHEET_NAME, "EruptionClusters", rectangle, address,
                     "Old Faithful: %d k-means clusters" % CLUSTERS, "Eruption (min)", "Waiting (min)")
 
-    def series(x_range, y_range, label_range, colour, symbol, size_mm):
-        item = chart.series(x_range, y_range, label_range)
-        item.LineStyle = NONE
-        item.Color = colour
-        marker = Symbol()
-        marker.Style = STANDARD
-        marker.StandardSymbol = symbol
-        marker.Size = uno_size(size_mm)
-        marker.FillColor = colour
-        marker.BorderColor = colour
-        item.Symbol = marker
-        return item
-
     first, last = FIRST_DATA_ROW, layout.last_row
     all_series = []
     for c, column in enumerate(layout.helper_columns):
-        all_series.append(series("$A$%d:$A$%d" % (first, last), "$%s$%d:$%s$%d" % (column, first, column, last),
-                                 "$%s$4" % column, SERIES_COLOURS[c % len(SERIES_COLOURS)], DIAMOND_SYMBOL, 1.8))
+        all_series.append(chart.points("$A$%d:$A$%d" % (first, last), "$%s$%d:$%s$%d" % (column, first, column, last),
+                                       "$%s$4" % column, SERIES_COLOURS[c % len(SERIES_COLOURS)], DIAMOND_SYMBOL, 1.8))
     c_first, c_last = layout.centroid_rows
-    all_series.append(series("$I$%d:$I$%d" % (c_first, c_last), "$J$%d:$J$%d" % (c_first, c_last),
-                             "$H$%d" % layout.centroid_title_row, CENTROID_COLOUR, CROSS_SYMBOL, 4.5))
+    all_series.append(chart.points("$I$%d:$I$%d" % (c_first, c_last), "$J$%d:$J$%d" % (c_first, c_last),
+                                   "$H$%d" % layout.centroid_title_row, CENTROID_COLOUR, CROSS_SYMBOL, 4.5))
     chart.set_series(all_series)
 
 

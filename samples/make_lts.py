@@ -31,7 +31,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import make_kmeans  # noqa: E402
-from sample_tools import SheetWriter, XYChart, column_letter, make_sample, uno_size  # noqa: E402
+from sample_tools import SheetWriter, XYChart, column_letter, make_sample  # noqa: E402
 
 CSV_FILE = os.path.join(HERE, "stackloss.csv")
 R_EXPORT = 'write.csv(stackloss, "%s", row.names=FALSE)'
@@ -192,9 +192,6 @@ def add_chart(office, sheet, layout, top_row):
     the fit keeps, one for the outliers, and the two cutoff lines."""
     from com.sun.star.awt import Rectangle
     from com.sun.star.table import CellRangeAddress
-    from com.sun.star.chart2 import Symbol
-    from com.sun.star.chart2.SymbolStyle import STANDARD, NONE as NO_SYMBOL
-    from com.sun.star.drawing.LineStyle import NONE, SOLID
 
     top = sheet.getCellRangeByName("K%d" % top_row).getPropertyValue("Position")
     rectangle = Rectangle(top.X, top.Y, 22000, 12000)
@@ -202,35 +199,15 @@ def add_chart(office, sheet, layout, top_row):
     chart = XYChart(office, sheet, SHEET_NAME, "ResidualPlot", rectangle, address, "Stack loss: LTS residuals",
                     "Day", "Residual (stack loss)")
 
-    def series(x_range, y_range, label_range, colour, points):
-        item = chart.series(x_range, y_range, label_range)
-        item.Color = colour
-        marker = Symbol()
-        if points:
-            item.LineStyle = NONE
-            marker.Style = STANDARD
-            marker.StandardSymbol = make_kmeans.DIAMOND_SYMBOL
-            marker.Size = uno_size(2.2)
-            marker.FillColor = colour
-            marker.BorderColor = colour
-        else:
-            item.LineStyle = SOLID
-            item.LineWidth = 35
-            marker.Style = NO_SYMBOL
-        item.Symbol = marker
-        return item
-
     first, last = layout.first_row, layout.last_row
     days = "$A$%d:$A$%d" % (first, last)
     band_first, band_last = layout.band_rows
     band_days = "$K$%d:$K$%d" % (band_first, band_last)
     all_series = [
-        series(days, "$H$%d:$H$%d" % (first, last), "$H$4", KEPT_COLOUR, True),
-        series(days, "$I$%d:$I$%d" % (first, last), "$I$4", OUTLIER_COLOUR, True),
-        series(band_days, "$L$%d:$L$%d" % (band_first, band_last), "$L$%d" % (band_first - 1), BAND_COLOUR,
-               False),
-        series(band_days, "$M$%d:$M$%d" % (band_first, band_last), "$M$%d" % (band_first - 1), BAND_COLOUR,
-               False),
+        chart.points(days, "$H$%d:$H$%d" % (first, last), "$H$4", KEPT_COLOUR, make_kmeans.DIAMOND_SYMBOL, 2.2),
+        chart.points(days, "$I$%d:$I$%d" % (first, last), "$I$4", OUTLIER_COLOUR, make_kmeans.DIAMOND_SYMBOL, 2.2),
+        chart.line(band_days, "$L$%d:$L$%d" % (band_first, band_last), "$L$%d" % (band_first - 1), BAND_COLOUR),
+        chart.line(band_days, "$M$%d:$M$%d" % (band_first, band_last), "$M$%d" % (band_first - 1), BAND_COLOUR),
     ]
     chart.set_series(all_series)
 

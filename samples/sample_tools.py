@@ -145,6 +145,43 @@ class XYChart:
                       self.labelled(self.sequence(y_range, "values-y"), self.sequence(label_range, "label"))))
         return item
 
+    def points(self, x_range, y_range, label_range, colour, symbol, size_mm):
+        """A series drawn as markers only: symbol (chart2 Symbol.StandardSymbol)
+        of size_mm, in colour (0xRRGGBB)."""
+        from com.sun.star.drawing.LineStyle import NONE
+        item = self.series(x_range, y_range, label_range)
+        item.LineStyle = NONE
+        item.Color = colour
+        self.mark(item, symbol, size_mm)
+        return item
+
+    def line(self, x_range, y_range, label_range, colour, width=35):
+        """A series drawn as a line (width in 1/100 mm) without markers."""
+        from com.sun.star.chart2 import Symbol
+        from com.sun.star.chart2.SymbolStyle import NONE as NO_SYMBOL
+        from com.sun.star.drawing.LineStyle import SOLID
+        item = self.series(x_range, y_range, label_range)
+        item.LineStyle = SOLID
+        item.LineWidth = width
+        item.Color = colour
+        marker = Symbol()
+        marker.Style = NO_SYMBOL
+        item.Symbol = marker
+        return item
+
+    @staticmethod
+    def mark(item, symbol, size_mm):
+        """Draws a marker at each point of the series item, in its colour."""
+        from com.sun.star.chart2 import Symbol
+        from com.sun.star.chart2.SymbolStyle import STANDARD
+        marker = Symbol()
+        marker.Style = STANDARD
+        marker.StandardSymbol = symbol
+        marker.Size = uno_size(size_mm)
+        marker.FillColor = item.Color
+        marker.BorderColor = item.Color
+        item.Symbol = marker
+
     def set_series(self, all_series):
         chart_type = self.chart.getFirstDiagram().getCoordinateSystems()[0].getChartTypes()[0]
         chart_type.setDataSeries(tuple(all_series))

@@ -2,9 +2,26 @@
 session.
 
 The numbers of a Gaussian mixture are checked against scikit-learn by the
-engine's reference test (reference_gmm_cpu); here Calc's side is: Old Faithful
-in A2:B273 with row 4 emptied and row 7 holding text, so 270 rows are fitted,
-and every Output in its shape:
+engine's reference test (reference_gmm_cpu); here Calc's side is checked, on
+two workbooks.
+
+The sample samples/gmm.ods (Old Faithful, k chosen by BIC among 1 to 6):
+  - no error cell but the #N/A the charts leave out;
+  - the selection: k 1 to 6, all full, BIC = -2 log-likelihood + parameters
+    ln 272 (1e-12), one best at the lowest BIC: k = 2, whose log-likelihood
+    is mclust's VVV optimum (tests/reference/gmm_mclust.csv; 1e-6 relative,
+    as EM stops at scikit-learn's tolerance and adds reg_covar), and the
+    chosen-k cell says 2;
+  - the summary, weights, means, covariances and labels of that model, the
+    rows beyond its k empty; every point of a component's ellipse at the
+    squared Mahalanobis distance CHISQ.INV(0.95; 2) from its mean (1e-9),
+    the ellipses beyond k #N/A;
+  - a scatter chart of 6 component series and 6 ellipses, and BIC against k;
+  - with the candidates changed to 3 to 8, the tables and ellipses follow
+    the new choice (k = 3).
+
+A workbook of its own: Old Faithful in A2:B273 with row 4 emptied and row 7
+holding text, so 270 rows are fitted, and every Output in its shape:
   - the summary's 13 names and values: components 2, 270 rows used, 2 left out,
     BIC = -2 log-likelihood + parameters ln 270 and AIC = -2 log-likelihood +
     2 parameters (1e-12 relative), a finite log-likelihood;
@@ -39,6 +56,7 @@ SUMMARY_NAMES = [
     "rows left out (missing values)",
 ]
 ILLEGAL_ARGUMENT = 502
+NOT_AVAILABLE = 32767    # #N/A
 
 
 def close(a, b, tolerance=1e-12):
@@ -76,6 +94,12 @@ def grid(sheet, column, row, rows, columns):
 
 
 def check(results, office, source_dir):
+    """Every GMMFIT check; results.check(name, ok, detail) records each."""
+    check_sample(results, office, source_dir)
+    check_cases(results, office, source_dir)
+
+
+def check_cases(results, office, source_dir):
     document = office.new_spreadsheet()
     try:
         sheet = document.Sheets.getByIndex(0)
@@ -196,5 +220,141 @@ def check(results, office, source_dir):
         results.check("GMMFIT with k 0, Covariance \"bogus\", Output \"bogus\", Restarts 0, a k range of "
                       "empty cells, k an empty cell: Err:502 each",
                       bad == [("error", ILLEGAL_ARGUMENT)] * len(errors), repr(bad))
+    finally:
+        document.close(True)
+
+
+# ---- the sample workbook --------------------------------------------------------------
+
+SAMPLE_ROWS = 272
+ROOM = 6                                    # components the sample's tables have room for
+ELLIPSE_DISTANCE = -2 * math.log(1 - 0.95)  # CHISQ.INV(0.95; 2): chi-square with 2 degrees is exponential
+
+
+def mclust_log_likelihood(source_dir, model, k):
+    with open(os.path.join(source_dir, "tests", "reference", "gmm_mclust.csv"), newline="") as source:
+        for row in csv.DictReader(source):
+            if row["data"] == "faithful" and row["model"] == model and int(row["G"]) == k:
+                return float(row["loglik"])
+    raise LookupError("no mclust optimum for faithful %s, G=%d" % (model, k))
+
+
+def find_text(sheet, text):
+    """The (column, row) of the cell of sheet holding exactly text."""
+    search = sheet.createSearchDescriptor()
+    search.SearchString = text
+    search.SearchWords = True  # the whole cell
+    found = sheet.findFirst(search)
+    if found is None:
+        raise LookupError("no cell holds %r" % text)
+    address = found.getCellAddress()
+    return address.Column, address.Row
+
+
+def values(cell_range):
+    address = cell_range.getRangeAddress()
+    rows, columns = address.EndRow - address.StartRow + 1, address.EndColumn - address.StartColumn + 1
+    return [[outcome(cell_range.getCellByPosition(c, r)) for c in range(columns)] for r in range(rows)]
+
+
+def check_sample_model(results, sheet, ranges, candidates, name):
+    """The selection over candidates and the chosen model's tables and
+    ellipses agree; returns the chosen k and its selection row."""
+    selection = values(ranges["selection"])
+    types = [ranges["selection"].getCellByPosition(1, r).getString() for r in range(len(selection))]
+    best = [row for row in selection if row[8] == ("value", 1.0)]
+    bics = [row[4][1] for row in selection if row[4][0] == "value"]
+    results.check("%s: a selection row per candidate %r, full, BIC = -2 log-likelihood + parameters ln %d "
+                  "(1e-12), one best at the lowest BIC" % (name, candidates, SAMPLE_ROWS),
+                  [row[0] for row in selection] == [("value", float(k)) for k in candidates]
+                  and types == ["full"] * len(candidates) and len(bics) == len(candidates)
+                  and all(close(row[4][1], -2 * row[2][1] + row[3][1] * math.log(SAMPLE_ROWS)) for row in selection)
+                  and len(best) == 1 and best[0][4][1] == min(bics), repr(selection))
+    if len(best) != 1:
+        return None, None
+    k = int(best[0][0][1])
+    column, row = find_text(sheet, "Chosen k (lowest BIC)")
+    summary_range = ranges["summary"]
+    summary = {summary_range.getCellByPosition(1, r).getString(): outcome(summary_range.getCellByPosition(0, r))
+               for r in range(13)}
+    results.check("%s: the chosen-k cell and the summary describe k = %d (its BIC, 272 rows)" % (name, k),
+                  outcome(sheet.getCellByPosition(column + 1, row)) == ("value", float(k))
+                  and summary.get("components") == ("value", float(k)) and summary.get(SUMMARY_NAMES[1]) == best[0][4]
+                  and summary.get("observations used") == ("value", float(SAMPLE_ROWS)), repr(summary))
+
+    weights = [row[0] for row in values(ranges["weights"])]
+    means = values(ranges["means"])
+    covariances = values(ranges["covariances"])
+    blocks = [[[covariances[2 * j + a][b][1] for b in range(2)] for a in range(2)] for j in range(k)]
+    results.check("%s: %d weights summing to 1, means, symmetric covariance blocks; the rest of the %d rows empty"
+                  % (name, k, ROOM),
+                  all(cell[0] == "value" for cell in weights[:k])
+                  and abs(sum(w[1] for w in weights[:k]) - 1) <= 1e-12
+                  and all(cell[0] == "value" for row in means[:k] + covariances[:2 * k] for cell in row)
+                  and all(block[0][1] == block[1][0] and block[0][0] > 0 and block[1][1] > 0 for block in blocks)
+                  and all(cell[0] == "empty" for row in [[w] for w in weights[k:]] + means[k:] + covariances[2 * k:]
+                          for cell in row), "weights %r" % weights)
+    labels = [row[0] for row in values(ranges["labels"])]
+    results.check("%s: a label from 1 to %d per eruption" % (name, k),
+                  len(labels) == SAMPLE_ROWS and all(kind == "value" and 1 <= label <= k for kind, label in labels))
+
+    # The ellipses: a column pair per component right of "Angle t", a point per row.
+    column, row = find_text(sheet, "Angle t")
+    on_ellipse, beyond_k_empty, points = True, True, 0
+    for j in range(ROOM):
+        x = [outcome(sheet.getCellByPosition(column + 1 + 2 * j, row + 1 + i)) for i in range(61)]
+        y = [outcome(sheet.getCellByPosition(column + 2 + 2 * j, row + 1 + i)) for i in range(61)]
+        if j >= k:
+            beyond_k_empty = beyond_k_empty and all(cell == ("error", NOT_AVAILABLE) for cell in y)
+            continue
+        (a, b), (_, c) = blocks[j]
+        determinant = a * c - b * b
+        for (_, px), (_, py) in zip(x, y):
+            dx, dy = px - means[j][0][1], py - means[j][1][1]
+            distance = (c * dx * dx - 2 * b * dx * dy + a * dy * dy) / determinant
+            on_ellipse = on_ellipse and abs(distance - ELLIPSE_DISTANCE) <= 1e-9 * ELLIPSE_DISTANCE
+            points += 1
+    results.check("%s: the %d ellipses' %d points at the squared Mahalanobis distance CHISQ.INV(0.95; 2) (1e-9), "
+                  "the other ellipses #N/A" % (name, k, points), on_ellipse and beyond_k_empty and points == 61 * k)
+    return k, best[0]
+
+
+def check_sample(results, office, source_dir):
+    import lo_session
+    document = office.load(os.path.join(source_dir, "samples", "gmm.ods"), editable=True)
+    try:
+        document.calculateAll()
+        sheet = document.Sheets.getByIndex(0)
+        words = ("selection", "weights", "means", "covariances", "labels")
+        ranges = lo_session.array_formula_ranges(sheet, "GMMFIT", "summary", words)
+        results.check("gmm.ods has GMMFIT selection, summary, weights, means, covariances and labels",
+                      set(ranges) == set(words) | {"summary"}, ", ".join(sorted(ranges)))
+        if set(ranges) != set(words) | {"summary"}:
+            return
+        errors = [(address, cell.getString()) for address, cell in lo_session.formula_cells(sheet)
+                  if cell.getError() not in (0, NOT_AVAILABLE)]
+        results.check("gmm.ods: no error cell but #N/A", not errors, repr(errors[:8]))
+
+        k, best = check_sample_model(results, sheet, ranges, list(range(1, 7)), "gmm.ods")
+        mclust = mclust_log_likelihood(source_dir, "VVV", 2)
+        results.check("gmm.ods chooses k = 2 for Old Faithful, at mclust's VVV optimum (log-likelihood 1e-6)",
+                      k == 2 and close(best[2][1], mclust, 1e-6), "k %r, %r; mclust %r" % (k, best, mclust))
+
+        charts = sheet.getCharts()
+        series = {}
+        for name in charts.getElementNames():
+            chart = charts.getByName(name).getEmbeddedObject()
+            series[name] = len(chart.getFirstDiagram().getCoordinateSystems()[0].getChartTypes()[0].getDataSeries())
+        results.check("gmm.ods has a scatter chart of 6 components and 6 ellipses, and BIC against k",
+                      series == {"MixtureComponents": 12, "BicAgainstK": 2}, repr(series))
+
+        # The tables and the ellipses follow the choice: other candidates.
+        selection = ranges["selection"].getRangeAddress()
+        first = selection.StartRow
+        sheet.getCellRangeByPosition(selection.StartColumn - 1, first, selection.StartColumn - 1,
+                                     selection.EndRow).setDataArray(tuple((float(k),) for k in range(3, 9)))
+        document.calculateAll()
+        k, _ = check_sample_model(results, sheet, ranges, list(range(3, 9)), "gmm.ods, candidates 3 to 8")
+        results.check("gmm.ods, candidates 3 to 8: k = 3 chosen", k == 3, repr(k))
     finally:
         document.close(True)

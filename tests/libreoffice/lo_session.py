@@ -287,13 +287,15 @@ class Session:
             properties.append(item)
         return tuple(properties)
 
-    def load(self, path, hidden=True):
+    def load(self, path, hidden=True, editable=False):
         """Opens a document read-only: it is never stored back, no lock file is
-        made, and one left behind by a killed office does not stop it."""
+        made, and one left behind by a killed office does not stop it.
+        editable=True opens an untitled copy instead (as a template), which
+        may be changed and is not stored back either."""
         import uno
         url = uno.systemPathToFileUrl(os.path.abspath(path))
-        document = self.desktop.loadComponentFromURL(url, "_blank", 0,
-                                                     self._properties(Hidden=hidden, ReadOnly=True))
+        mode = {"AsTemplate": True} if editable else {"ReadOnly": True}
+        document = self.desktop.loadComponentFromURL(url, "_blank", 0, self._properties(Hidden=hidden, **mode))
         if document is None:
             raise RuntimeError("LibreOffice could not open %s" % path)
         return document
