@@ -161,6 +161,15 @@ statgpu_cuda_status lts_csteps(statgpu_cuda_lts_session *session, size_t h, cons
                                statgpu_cuda_timing *timing, char *msg, size_t msg_bytes);
 void lts_end(statgpu_cuda_lts_session *session);
 
+/* The module's Gaussian mixture entries (gmm.cu; see cuda_module.h). */
+statgpu_cuda_status gmm_begin(statgpu_cuda_state *state, const double *data, size_t n_obs, size_t n_vars,
+                              size_t ld, size_t k, statgpu_cuda_gmm_session **out_session,
+                              statgpu_cuda_timing *timing, char *msg, size_t msg_bytes);
+statgpu_cuda_status gmm_estep(statgpu_cuda_gmm_session *session, const statgpu_cuda_gmm_model *model,
+                              statgpu_cuda_gmm_sums *out, statgpu_cuda_timing *timing, char *msg,
+                              size_t msg_bytes);
+void gmm_end(statgpu_cuda_gmm_session *session);
+
 } /* namespace statgpu_cuda */
 
 #endif /* STATGPU_KERNELS_CUDA_STATE_H */

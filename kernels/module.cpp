@@ -269,6 +269,7 @@ constexpr char kDevice[] = "CUDA device";
 constexpr char kSelection[] = "GPU selection";
 constexpr char kKmeans[] = "GPU k-means";
 constexpr char kLts[] = "GPU least trimmed squares";
+constexpr char kGmm[] = "GPU Gaussian mixture";
 
 const statgpu_cuda_select_i select_table = {
     Guarded<kSelection, select_ranks>::call,
@@ -286,6 +287,12 @@ const statgpu_cuda_lts_i lts_table = {
     lts_end,
 };
 
+const statgpu_cuda_gmm_i gmm_table = {
+    Guarded<kGmm, gmm_begin>::call,
+    Guarded<kGmm, gmm_estep>::call,
+    gmm_end,
+};
+
 const statgpu_cuda_module_i module_table = {
     STATGPU_CUDA_MODULE_API_VERSION,
     Guarded<kDevice, state_create>::call,
@@ -294,6 +301,7 @@ const statgpu_cuda_module_i module_table = {
     &select_table,
     &kmeans_table,
     &lts_table,
+    &gmm_table,
 };
 
 } /* namespace */

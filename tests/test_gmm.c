@@ -20,6 +20,11 @@
  * column, more variables than a component has rows: the fit returns finite
  * parameters and counts its repairs. The same bits at 1, 2 and 3 threads;
  * k-means starts and restarts; every bad argument; the result tables.
+ *
+ * With STATGPU_TEST_BACKEND=cuda (ctest's reference_gmm_cuda) the same tests
+ * run with the E-steps on the GPU, to the same tolerances, and each
+ * reference fit must have run there; skipped (exit 77) where CUDA is
+ * unusable, unless STATGPU_EXPECT_CUDA=1.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -38,6 +43,17 @@
 #include <string.h>
 
 static statgpu_context *g_context;
+static bool             g_cuda;               /* STATGPU_TEST_BACKEND=cuda: the E-steps on the GPU */
+static char             g_skip_reason[512] = "";
+
+/* With CUDA asked for, the fit must have run there. */
+static void assert_ran_where_asked(void)
+{
+    statgpu_backend_report report;
+    assert_int_equal(statgpu_context_backend_report(g_context, &report), STATGPU_OK);
+    if (g_cuda && report.last_used != STATGPU_BACKEND_CUDA)
+        fail_msg("a mixture asked for CUDA ran on the CPU: %s", report.note);
+}
 static const char      *g_reference_dir = "tests/reference";
 
 #define LINE_BYTES 65536
@@ -165,6 +181,7 @@ static void check_reference_case(const char *data_name, size_t k, statgpu_gmm_co
         statgpu_gmm_result *r = NULL;
         if (statgpu_gmm(g_context, data, n, d, n, k, &params, &r) != STATGPU_OK)
             fail_msg("%s t=%zu: %s", case_name, t, statgpu_context_last_error(g_context));
+        assert_ran_where_asked();
         if (!close_to(r->lower_bound, bounds[t - 1], 1e-9, 0.0))
             fail_msg("%s: lower bound after %zu iterations %.17g, scikit-learn %.17g", case_name, t, r->lower_bound,
                      bounds[t - 1]);
@@ -231,6 +248,7 @@ static void check_reference_case(const char *data_name, size_t k, statgpu_gmm_co
 static void test_scikit_learn_faithful(void **state)
 {
     (void)state;
+    TEST_SKIP_IF(g_skip_reason);
     for (int type = STATGPU_GMM_FULL; type <= STATGPU_GMM_SPHERICAL; ++type)
         check_reference_case("faithful", 2, (statgpu_gmm_covariance)type);
 }
@@ -238,6 +256,7 @@ static void test_scikit_learn_faithful(void **state)
 static void test_scikit_learn_iris(void **state)
 {
     (void)state;
+    TEST_SKIP_IF(g_skip_reason);
     for (int type = STATGPU_GMM_FULL; type <= STATGPU_GMM_SPHERICAL; ++type)
         check_reference_case("iris", 3, (statgpu_gmm_covariance)type);
 }
@@ -261,6 +280,7 @@ static void assert_finite_result(const statgpu_gmm_result *r)
 static void test_degenerate_data(void **state)
 {
     (void)state;
+    TEST_SKIP_IF(g_skip_reason);
     enum { n = 40 };
     double data[n * 3];
     test_rng rng = { 3 };
@@ -305,6 +325,7 @@ static void test_degenerate_data(void **state)
 static void test_result_tables(void **state)
 {
     (void)state;
+    TEST_SKIP_IF(g_skip_reason);
     size_t n, d;
     double *data = read_data("faithful", &n, &d);
     statgpu_gmm_result *r = NULL;
@@ -384,6 +405,7 @@ static bool same_result(const statgpu_gmm_result *a, const statgpu_gmm_result *b
 static void test_threads_and_restarts(void **state)
 {
     (void)state;
+    TEST_SKIP_IF(g_skip_reason);
     enum { n = 20000, d = 3 };
     double *data = malloc(n * d * sizeof *data);
     test_rng rng = { 11 };
@@ -426,6 +448,7 @@ static void test_threads_and_restarts(void **state)
 static void test_bad_arguments(void **state)
 {
     (void)state;
+    TEST_SKIP_IF(g_skip_reason);
     double data[6] = { 1, 2, 3, 4, 5, NAN };
     statgpu_gmm_result *r = (statgpu_gmm_result *)1;
     assert_int_equal(statgpu_gmm(g_context, data, 6, 1, 6, 2, NULL, &r), STATGPU_ERROR_NAN_IN_DATA);
@@ -589,6 +612,7 @@ static void check_mclust_parameters(const mclust_case *m, const statgpu_gmm_resu
 static void test_mclust_optima(void **state)
 {
     (void)state;
+    TEST_SKIP_IF(g_skip_reason);
     FILE *file = test_open_reference(g_reference_dir, "gmm_mclust.csv");
     char *line = malloc(LINE_BYTES);
     size_t cases = 0, same_optimum = 0;
@@ -641,6 +665,7 @@ static void test_mclust_optima(void **state)
         params.initial_precisions = precisions;
         statgpu_gmm_result *r = NULL;
         assert_int_equal(statgpu_gmm(g_context, data, n, d, n, k, &params, &r), STATGPU_OK);
+        assert_ran_where_asked();
         if (!close_to(r->log_likelihood, m.loglik, 1e-9, 0.0) || !close_to(r->bic, -m.bic, 1e-9, 0.0))
             fail_msg("%s %s G=%zu from mclust's optimum: log-likelihood %.17g (mclust %.17g), BIC %.17g "
                      "(mclust %.17g)", m.data, m.model, k, r->log_likelihood, m.loglik, r->bic, -m.bic);
@@ -679,6 +704,7 @@ static void test_mclust_optima(void **state)
 static void test_model_selection(void **state)
 {
     (void)state;
+    TEST_SKIP_IF(g_skip_reason);
     size_t n, d;
     double *data = read_data("faithful", &n, &d);
     const size_t ks[] = { 1, 2, 3, 4, 5, 7, 300 };
@@ -760,7 +786,7 @@ static void test_model_selection(void **state)
     free(data);
 }
 
-TEST_CPU_CONTEXT_FIXTURES(g_context)
+TEST_BACKEND_CONTEXT_FIXTURES(g_context, g_cuda, g_skip_reason)
 
 int main(int argc, char **argv)
 {
@@ -776,5 +802,6 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_result_tables),
         cmocka_unit_test(test_model_selection),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    int failures = cmocka_run_group_tests(tests, setup, teardown);
+    return test_exit_code(failures, g_skip_reason);
 }

@@ -172,6 +172,30 @@ static inline void test_note_missing_cuda(statgpu_context *context, statgpu_back
         return 0;                                                                     \
     }
 
+/* cmocka's group setup and teardown for a test file whose tests share one
+ * context of the backend under test (test_backend_from_environment) in the
+ * variable named; is_cuda says whether it is CUDA, and skip_reason (a char
+ * array) why CUDA cannot run, where it cannot. */
+#define TEST_BACKEND_CONTEXT_FIXTURES(context, is_cuda, skip_reason)                  \
+    static int setup(void **state)                                                    \
+    {                                                                                 \
+        (void)state;                                                                  \
+        statgpu_context_params params;                                                \
+        statgpu_context_params_init(&params);                                         \
+        params.backend = test_backend_from_environment();                             \
+        (is_cuda) = params.backend == STATGPU_BACKEND_CUDA;                           \
+        if (statgpu_context_create(&params, &(context)) != STATGPU_OK)                \
+            return -1;                                                                \
+        test_note_missing_cuda(context, params.backend, skip_reason, sizeof skip_reason); \
+        return 0;                                                                     \
+    }                                                                                 \
+    static int teardown(void **state)                                                 \
+    {                                                                                 \
+        (void)state;                                                                  \
+        statgpu_context_destroy(context);                                             \
+        return 0;                                                                     \
+    }
+
 /* ----- the GPU tier's skips -----
  * A test binary that cannot run here keeps a reason; every test then prints it
  * and is skipped (cmocka's skip()), and the binary exits 77, which ctest
@@ -185,8 +209,16 @@ static inline void test_note_missing_cuda(statgpu_context *context, statgpu_back
         }                                               \
     } while (0)
 
+/* A GPU tier's exit status: the failures; 77 (skipped) where skip_reason
+ * says why CUDA could not run, unless STATGPU_EXPECT_CUDA=1 says a GPU must
+ * be there: then a failure. */
 static inline int test_exit_code(int failures, const char *skip_reason)
 {
+    const char *expect = getenv("STATGPU_EXPECT_CUDA");
+    if (skip_reason[0] != '\0' && expect != NULL && strcmp(expect, "1") == 0) {
+        printf("FAILED: STATGPU_EXPECT_CUDA=1 and %s\n", skip_reason);
+        return 1;
+    }
     if (failures == 0 && skip_reason[0] != '\0') {
         printf("SKIPPED: %s\n", skip_reason);
         return 77;

@@ -684,7 +684,19 @@ STATGPU_API void statgpu_gmm_params_init(statgpu_gmm_params *params /* out */);
  * params or given parameters that are not finite, positive (weights) or
  * positive definite (precisions); STATGPU_ERROR_NAN_IN_DATA;
  * STATGPU_ERROR_OUT_OF_MEMORY; STATGPU_ERROR_CANCELLED. The progress
- * callback is called once per EM iteration. Runs on the CPU. */
+ * callback is called once per EM iteration.
+ *
+ * Backends: the E-steps (log densities, log-sum-exp, responsibilities and
+ * the sums the M-step needs, in one pass over the data) run on the GPU when
+ * the context asks for CUDA, or under AUTO when n_obs k n_vars^2 >= 2^22,
+ * for up to 16 variables and 256 components; the M-step (k small
+ * factorisations) stays on the host. The GPU sums in a fixed order (the same
+ * bits on every repeat) but not the CPU's order, and takes the products
+ * around the E-step's means, then moves them to the new means: results
+ * agree with the CPU's to about 1e-10 relative in the log-likelihood. The
+ * k-means starts run where statgpu_kmeans would run them. Any failure on
+ * the GPU, or a mixture beyond its sizes, runs the call on the CPU, and the
+ * backend report says why. */
 STATGPU_API statgpu_status statgpu_gmm(statgpu_context *context, const double *data, size_t n_obs, size_t n_vars,
                                        size_t ld, size_t k, const statgpu_gmm_params *params,
                                        statgpu_gmm_result **out_result /* out */);

@@ -5,7 +5,7 @@
  *   core/random.h             random streams
  *   backend/cuda_loader.h     the CUDA module, loaded at run time
  *   backend/dispatch.h        which backend runs a call
- *   methods/order_statistics.h, methods/kmeans.h, methods/lts.h
+ *   methods/order_statistics.h, methods/kmeans.h, methods/lts.h, methods/gmm.h
  *                             each method's CPU and CUDA entry points
  */
 #ifndef STATGPU_INTERNAL_H
@@ -18,5 +18,6 @@
 #include "methods/order_statistics.h"
 #include "methods/kmeans.h"
 #include "methods/lts.h"
+#include "methods/gmm.h"
 
 #endif /* STATGPU_INTERNAL_H */

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 /* Raised whenever the table below changes shape or meaning. */
-#define STATGPU_CUDA_MODULE_API_VERSION 5u
+#define STATGPU_CUDA_MODULE_API_VERSION 6u
 
 #define STATGPU_CUDA_MODULE_INIT_SYMBOL "statgpu_cuda_module_init"
 
@@ -97,6 +97,44 @@ typedef int (*statgpu_cuda_cancel_fn)(void *user_data);
 /* The design matrix and response of one LTS call, resident on the device. */
 typedef struct statgpu_cuda_lts_session statgpu_cuda_lts_session;
 
+/* ----- Gaussian mixtures ----- */
+
+/* The data of one Gaussian mixture call, resident on the device. */
+typedef struct statgpu_cuda_gmm_session statgpu_cuda_gmm_session;
+
+/* The parameters of an E-step: k components in n_vars dimensions, with the
+ * meaning of the CPU path's (engine/src/methods/gmm.c): row i's log density
+ * under component j plus log w_j is
+ *     log_norm[j] - 0.5 * |F_j^T (x_i - mean_j)|^2,
+ * with F_j the precision factor: an upper triangular n_vars x n_vars block
+ * (triangular = 1: full and tied, block j at factors + j n_vars^2,
+ * column-major) or a diagonal (triangular = 0: diag and spherical, entry
+ * (j, v) at factors[j + k v]). */
+typedef struct statgpu_cuda_gmm_model {
+    int           triangular;
+    const double *log_norm;  /* k: log w_j + log det F_j - n_vars/2 log(2 pi) */
+    const double *means;     /* k x n_vars, leading dimension k */
+    const double *factors;
+} statgpu_cuda_gmm_model;
+
+/* One E-step's sums, added in a fixed order (the same bits on every repeat):
+ * per component j, with r_ij the responsibilities and c_j = mean_j the
+ * model's means,
+ *   sums[j]                  = sum_i r_ij
+ *   sums[k + j + k v]        = sum_i r_ij (x_iv - c_jv)
+ *   moments (triangular)     = sum_i r_ij (x_i - c_j)(x_i - c_j)^T, the upper
+ *                              triangle of block j at moments + j n_vars^2
+ *                              (row <= col at row + n_vars col; the rest 0)
+ *   moments (diagonal)       = sum_i r_ij (x_iv - c_jv)^2 at moments[j n_vars + v]
+ * and the total log-likelihood sum_i log sum_j exp(...). */
+typedef struct statgpu_cuda_gmm_sums {
+    double  log_likelihood;
+    double *sums;                /* k + k n_vars */
+    double *moments;             /* k n_vars^2 (triangular) or k n_vars */
+    double *responsibilities;    /* NULL, or n_obs x k, leading dimension n_obs: written */
+    double *row_log_likelihood;  /* NULL, or n_obs: written */
+} statgpu_cuda_gmm_sums;
+
 /* Each method's entries are a table of their own; the module table points
  * at one per method, NULL where the module does not provide that method
  * (the engine then runs it on the CPU and says so). Every entry that takes
@@ -154,6 +192,23 @@ typedef struct statgpu_cuda_lts_i {
     void (*end)(statgpu_cuda_lts_session *session);
 } statgpu_cuda_lts_i;
 
+typedef struct statgpu_cuda_gmm_i {
+    /* begin copies the data (n_obs x n_vars, column-major, leading dimension
+     * ld; finite) to the device for a mixture of k components;
+     * STATGPU_CUDA_INVALID_ARGUMENT (with why) for sizes the module's kernels
+     * do not take (more than 16 variables, more than 256 components, or a
+     * model beyond shared memory), which the engine runs on the CPU. estep
+     * runs one E-step on model and fills out (see statgpu_cuda_gmm_sums).
+     * end frees the session; NULL is a no-op. */
+    statgpu_cuda_status (*begin)(statgpu_cuda_state *state, const double *data, size_t n_obs, size_t n_vars,
+                                 size_t ld, size_t k, statgpu_cuda_gmm_session **out_session,
+                                 statgpu_cuda_timing *timing, char *msg, size_t msg_bytes);
+    statgpu_cuda_status (*estep)(statgpu_cuda_gmm_session *session, const statgpu_cuda_gmm_model *model,
+                                 statgpu_cuda_gmm_sums *out, statgpu_cuda_timing *timing, char *msg,
+                                 size_t msg_bytes);
+    void (*end)(statgpu_cuda_gmm_session *session);
+} statgpu_cuda_gmm_i;
+
 typedef struct statgpu_cuda_module_i {
     uint32_t api_version;  /* STATGPU_CUDA_MODULE_API_VERSION */
 
@@ -171,6 +226,7 @@ typedef struct statgpu_cuda_module_i {
     const statgpu_cuda_select_i *select;  /* each NULL when not provided */
     const statgpu_cuda_kmeans_i *kmeans;
     const statgpu_cuda_lts_i    *lts;
+    const statgpu_cuda_gmm_i    *gmm;
 } statgpu_cuda_module_i;
 
 typedef const statgpu_cuda_module_i *(*statgpu_cuda_module_init_fn)(uint32_t engine_api_version);

@@ -7,9 +7,11 @@
  *
  * Passes over the rows run on fixed blocks of SG_GMM_BLOCK_ROWS rows: each
  * block writes its own partial sums, added in block order, so the result is
- * the same bits at any thread count. Covariances are summed around the new
- * means (two passes) rather than from raw second moments, which keeps the
- * digits for data far from the origin.
+ * the same bits at any thread count. An iteration is one pass: the E-step
+ * also sums the products of the rows around the means it used, and the
+ * M-step moves them to the new means (never raw second moments, which lose
+ * the digits of data far from the origin); the GPU's E-step (gmm.cu) sums
+ * the same quantities.
  */
 #include "internal.h"
 #include "core/pool.h"
@@ -53,6 +55,12 @@ typedef struct sg_gmm_fit {
     size_t                 stride;
     sg_gmm_model           model;
     size_t                 regularised;
+    sg_gmm_device         *device;     /* the data on the GPU, or NULL: the CPU's passes */
+    bool                   keep_resp;  /* the CPU's E-step writes resp (the final one) */
+    double                *moments;    /* the E-step's products (k d^2) */
+    double                *log_norm;   /* device: k */
+    double                *factors;    /* device: tied's and spherical's factors, one per component */
+    statgpu_cuda_status    device_status;
 } sg_gmm_fit;
 
 static size_t sg_gmm_cov_count(statgpu_gmm_covariance type, size_t k, size_t d)
@@ -95,9 +103,9 @@ static double sg_gmm_log_weighted(const sg_gmm_fit *fit, size_t i, size_t j, dou
     case STATGPU_GMM_FULL:
     case STATGPU_GMM_TIED: {
         const double *factor = m->prec_chol + (fit->type == STATGPU_GMM_FULL ? j * d * d : 0);
-        for (size_t c = 0; c < d; ++c) {
+        for (size_t c = 0; c < d; ++c) {  /* the factor is upper triangular: rows 0..c of column c */
             double y = 0.0;
-            for (size_t r = 0; r < d; ++r)
+            for (size_t r = 0; r <= c; ++r)
                 y += centred[r] * factor[r + d * c];
             quadratic += y * y;
         }
@@ -121,21 +129,29 @@ static double sg_gmm_log_weighted(const sg_gmm_fit *fit, size_t i, size_t j, dou
 }
 
 /* Per block: responsibilities and row log-likelihoods of its rows; partial
- * sums of the log-likelihood, of nk and of resp * x. */
+ * sums of the log-likelihood, of nk, of r (x - mean_j) and of the products
+ * r (x - mean_j)(x - mean_j)^T (full and tied: upper triangles of d x d
+ * blocks; diag and spherical: the squares), around the means this E-step
+ * uses: the M-step moves them to the new means (sg_gmm_m_step_moments), so
+ * one pass over the data makes an iteration. */
 static void sg_gmm_e_block(void *context, size_t b, int slot)
 {
     (void)slot;
     sg_gmm_fit *fit = context;
     const size_t d = fit->d, k = fit->k, n = fit->n;
+    const sg_gmm_model *m = &fit->model;
+    bool products = fit->type == STATGPU_GMM_FULL || fit->type == STATGPU_GMM_TIED;
+    size_t per_component = products ? d * d : d;
     double *partial = fit->partials + b * fit->stride;
-    memset(partial, 0, (1 + k + k * d) * sizeof *partial);
-    double centred_buffer[SG_GMM_MAX_VARS], log_buffer[SG_GMM_MAX_K];
+    double *first = partial + 1 + k, *second = first + k * d;
+    memset(partial, 0, (1 + k + k * d + k * per_component) * sizeof *partial);
+    double centred[SG_GMM_MAX_VARS], log_buffer[SG_GMM_MAX_K];
     size_t begin, end;
     sg_gmm_block_range(fit, b, &begin, &end);
     for (size_t i = begin; i < end; ++i) {
         double largest = -INFINITY;
         for (size_t j = 0; j < k; ++j) {
-            log_buffer[j] = sg_gmm_log_weighted(fit, i, j, centred_buffer);
+            log_buffer[j] = sg_gmm_log_weighted(fit, i, j, centred);
             if (log_buffer[j] > largest)
                 largest = log_buffer[j];
         }
@@ -147,28 +163,50 @@ static void sg_gmm_e_block(void *context, size_t b, int slot)
         partial[0] += lse;
         for (size_t j = 0; j < k; ++j) {
             double r = exp(log_buffer[j] - lse);
-            fit->resp[i + n * j] = r;
+            if (fit->keep_resp)
+                fit->resp[i + n * j] = r;
             partial[1 + j] += r;
-            for (size_t v = 0; v < d; ++v)
-                partial[1 + k + j + k * v] += r * fit->data[i + fit->ld * v];
+            if (r == 0.0)
+                continue;
+            for (size_t v = 0; v < d; ++v) {
+                centred[v] = fit->data[i + fit->ld * v] - m->means[j + k * v];
+                first[j + k * v] += r * centred[v];
+            }
+            double *out = second + j * per_component;
+            if (products) {
+                for (size_t col = 0; col < d; ++col) {
+                    double w = r * centred[col];
+                    for (size_t row = 0; row <= col; ++row)
+                        out[row + d * col] += w * centred[row];
+                }
+            } else {
+                for (size_t v = 0; v < d; ++v)
+                    out[v] += r * centred[v] * centred[v];
+            }
         }
     }
 }
 
-/* The E-step: responsibilities, row log-likelihoods; returns the mean
- * per-row log-likelihood, and leaves nk and the weighted sums of x, added in
- * block order, in sums (k + k*d). */
-static double sg_gmm_e_step(sg_gmm_fit *fit, double *sums)
+/* The E-step: responsibilities (when fit->keep_resp), row log-likelihoods;
+ * returns the mean per-row log-likelihood, and leaves nk and the sums of
+ * r (x - mean_j) (k + k*d) in sums and the products in moments, added in
+ * block order. */
+static double sg_gmm_e_step(sg_gmm_fit *fit, double *sums, double *moments)
 {
     const size_t k = fit->k, d = fit->d;
+    bool products = fit->type == STATGPU_GMM_FULL || fit->type == STATGPU_GMM_TIED;
+    size_t per_component = products ? d * d : d;
     sg_parallel_for(fit->threads, fit->blocks, sg_gmm_e_block, fit);
     double total = 0.0;
     memset(sums, 0, (k + k * d) * sizeof *sums);
+    memset(moments, 0, k * per_component * sizeof *moments);
     for (size_t b = 0; b < fit->blocks; ++b) {
         const double *partial = fit->partials + b * fit->stride;
         total += partial[0];
         for (size_t e = 0; e < k + k * d; ++e)
             sums[e] += partial[1 + e];
+        for (size_t e = 0; e < k * per_component; ++e)
+            moments[e] += partial[1 + k + k * d + e];
     }
     return total / (double)fit->n;
 }
@@ -270,6 +308,8 @@ static bool sg_gmm_full_factor(double *covariance, size_t d, double reg_covar, d
     return true;
 }
 
+static bool sg_gmm_m_finish(sg_gmm_fit *fit, const double *nk, double nk_total, const double *sum, double *l);
+
 /* The M-step from the E-step's sums (nk and weighted sums of x): weights,
  * means, covariances, precision factors. false when out of memory or a
  * covariance cannot be repaired. */
@@ -299,7 +339,6 @@ static bool sg_gmm_m_step(sg_gmm_fit *fit, const double *sums)
     sg_parallel_for(fit->threads, fit->blocks, sg_gmm_cov_block, fit);
     bool products = fit->type == STATGPU_GMM_FULL || fit->type == STATGPU_GMM_TIED;
     size_t per_component = products ? d * d : d;
-    bool ok = true;
     double *sum = calloc(k * per_component, sizeof *sum);
     if (sum == NULL) {
         free(nk);
@@ -310,7 +349,24 @@ static bool sg_gmm_m_step(sg_gmm_fit *fit, const double *sums)
     for (size_t b = 0; b < fit->blocks; ++b)
         for (size_t e = 0; e < k * per_component; ++e)
             sum[e] += fit->partials[b * fit->stride + e];
+    bool ok = sg_gmm_m_finish(fit, nk, nk_total, sum, l);
+    free(sum);
+    free(nk);
+    free(l);
+    free(scratch);
+    return ok;
+}
 
+/* The M-step's covariances from the weighted squares and products around
+ * the new means (sum: full and tied k blocks of d x d, upper triangle, diag
+ * and spherical k x d at j d + v), nk and their total: covariances, then the
+ * precision factors, each covariance repaired where it must be. l is d x d
+ * scratch. */
+static bool sg_gmm_m_finish(sg_gmm_fit *fit, const double *nk, double nk_total, const double *sum, double *l)
+{
+    const size_t k = fit->k, d = fit->d;
+    sg_gmm_model *m = &fit->model;
+    bool ok = true;
     switch (fit->type) {
     case STATGPU_GMM_FULL:
         for (size_t j = 0; j < k && ok; ++j) {
@@ -382,11 +438,121 @@ static bool sg_gmm_m_step(sg_gmm_fit *fit, const double *sums)
         }
         break;
     }
+    return ok;
+}
+
+/* The M-step from the device's E-step: sums hold nk and the weighted sums of
+ * x - c_j, moments the weighted products of x - c_j, c_j the means the
+ * E-step used (fit->model.means on entry). The new means are c_j + s_j / nk
+ * (nk with its 10 DBL_EPSILON, as the CPU's), and the products around them
+ * S - s d^T - d s^T + nk d d^T with d = new mean - c_j: the same sums as the
+ * CPU's second pass, added in another order. */
+static bool sg_gmm_m_step_moments(sg_gmm_fit *fit, const double *sums, const double *moments)
+{
+    const size_t k = fit->k, d = fit->d;
+    sg_gmm_model *m = &fit->model;
+    bool products = fit->type == STATGPU_GMM_FULL || fit->type == STATGPU_GMM_TIED;
+    size_t per_component = products ? d * d : d;
+    double *nk = malloc(k * sizeof *nk);
+    double *l = malloc(d * d * sizeof *l);
+    double *sum = calloc(k * per_component, sizeof *sum);
+    if (nk == NULL || l == NULL || sum == NULL) {
+        free(nk);
+        free(l);
+        free(sum);
+        return false;
+    }
+    double nk_total = 0.0, shift[SG_GMM_MAX_VARS];
+    for (size_t j = 0; j < k; ++j) {
+        double raw = sums[j];
+        nk[j] = raw + 10.0 * DBL_EPSILON;
+        nk_total += nk[j];
+        for (size_t v = 0; v < d; ++v) {
+            double centre = m->means[j + k * v], first = sums[k + j + k * v];
+            double mean = (first + centre * raw) / nk[j];
+            m->means[j + k * v] = mean;
+            shift[v] = mean - centre;
+        }
+        if (products) {
+            for (size_t col = 0; col < d; ++col)
+                for (size_t row = 0; row <= col; ++row)
+                    sum[j * d * d + row + d * col] = moments[j * d * d + row + d * col]
+                                                    - sums[k + j + k * row] * shift[col]
+                                                    - shift[row] * sums[k + j + k * col]
+                                                    + raw * shift[row] * shift[col];
+        } else {
+            for (size_t v = 0; v < d; ++v)
+                sum[j * d + v] = moments[j * d + v] - 2.0 * sums[k + j + k * v] * shift[v]
+                                 + raw * shift[v] * shift[v];
+        }
+    }
+    for (size_t j = 0; j < k; ++j)
+        m->weights[j] = nk[j] / nk_total;
+    bool ok = sg_gmm_m_finish(fit, nk, nk_total, sum, l);
     free(sum);
     free(nk);
     free(l);
-    free(scratch);
     return ok;
+}
+
+/* The model as the device's E-step takes it: log_norm and the factors, in
+ * triangular blocks (full; tied repeated k times) or a k x d diagonal (diag;
+ * spherical's one value repeated over the variables). */
+static statgpu_cuda_gmm_model sg_gmm_device_model(sg_gmm_fit *fit)
+{
+    const size_t k = fit->k, d = fit->d;
+    sg_gmm_model *m = &fit->model;
+    statgpu_cuda_gmm_model model = { 0, fit->log_norm, m->means, fit->factors };
+    double *factors = fit->factors;
+    for (size_t j = 0; j < k; ++j)
+        fit->log_norm[j] = log(m->weights[j]) + m->log_det[j] - 0.5 * (double)d * SG_GMM_LOG_2PI;
+    switch (fit->type) {
+    case STATGPU_GMM_FULL:
+        model.triangular = 1;
+        model.factors = m->prec_chol;
+        break;
+    case STATGPU_GMM_TIED:
+        model.triangular = 1;
+        for (size_t j = 0; j < k; ++j)
+            memcpy(factors + j * d * d, m->prec_chol, d * d * sizeof *factors);
+        break;
+    case STATGPU_GMM_DIAG:
+        model.factors = m->prec_chol;
+        break;
+    case STATGPU_GMM_SPHERICAL:
+        for (size_t v = 0; v < d; ++v)
+            for (size_t j = 0; j < k; ++j)
+                factors[j + k * v] = m->prec_chol[j];
+        break;
+    }
+    return model;
+}
+
+/* An E-step on the device into sums, moments and, with final, the
+ * responsibilities and row log-likelihoods; the mean per-row log-likelihood
+ * in *bound. false with fit->device_status when the device failed. */
+static bool sg_gmm_device_e_step(sg_gmm_fit *fit, double *sums, bool final, double *bound)
+{
+    statgpu_cuda_gmm_model model = sg_gmm_device_model(fit);
+    statgpu_cuda_gmm_sums out = { 0.0, sums, fit->moments, final ? fit->resp : NULL, final ? fit->row_ll : NULL };
+    fit->device_status = sg_cuda_gmm_estep(fit->device, &model, &out);
+    *bound = out.log_likelihood / (double)fit->n;
+    return fit->device_status == STATGPU_CUDA_OK;
+}
+
+/* One EM iteration: the E-step (its mean per-row log-likelihood in *bound)
+ * and the M-step, on the device's sums or the CPU's passes. 0, or 1 when the
+ * M-step failed (out of memory, a covariance beyond repair), or 2 when the
+ * device failed. */
+static int sg_gmm_iterate(sg_gmm_fit *fit, double *sums, double *bound)
+{
+    if (fit->device != NULL) {
+        if (!sg_gmm_device_e_step(fit, sums, false, bound))
+            return 2;
+        return sg_gmm_m_step_moments(fit, sums, fit->moments) ? 0 : 1;
+    }
+    *bound = sg_gmm_e_step(fit, sums, fit->moments);
+    return sg_gmm_m_step_moments(fit, sums, fit->moments) ? 0 : 1;
 }
 
 /* ------------------------------------------------------------- the entry */
@@ -495,10 +661,34 @@ static statgpu_status sg_gmm_check(statgpu_context *context, const double *data,
     return STATGPU_OK;
 }
 
+/* An upper triangular u with u u^T = precision (d x d, symmetric), the kind
+ * of factor the M-step makes (so that every E-step reads the upper triangle
+ * alone): the lower Cholesky factor of the precision with rows and columns
+ * in reverse order, reversed back. false when the precision is not positive
+ * definite or out of memory. */
+static bool sg_gmm_upper_factor(const double *precision, size_t d, double *u)
+{
+    double *reversed = malloc(2 * d * d * sizeof *reversed);
+    if (reversed == NULL)
+        return false;
+    double *lower = reversed + d * d;
+    for (size_t c = 0; c < d; ++c)
+        for (size_t r = 0; r < d; ++r)
+            reversed[r + d * c] = precision[(d - 1 - r) + d * (d - 1 - c)];
+    bool ok = sg_gmm_cholesky(reversed, d, lower);
+    if (ok)
+        for (size_t c = 0; c < d; ++c)
+            for (size_t r = 0; r < d; ++r)
+                u[r + d * c] = lower[(d - 1 - r) + d * (d - 1 - c)];
+    free(reversed);
+    return ok;
+}
+
 /* The given parameters as the model: weights and means as they are, the
- * precision factors from the given precisions (full and tied: their lower
- * Cholesky factor, as scikit-learn takes precisions_init; diag and
- * spherical: square roots). */
+ * precision factors from the given precisions (full and tied: an upper
+ * factor u u^T of each, where scikit-learn takes the lower Cholesky factor of
+ * precisions_init: the same quadratic forms; diag and spherical: square
+ * roots). */
 static statgpu_status sg_gmm_given(statgpu_context *context, sg_gmm_fit *fit, const statgpu_gmm_params *p)
 {
     const size_t k = fit->k, d = fit->d;
@@ -526,9 +716,9 @@ static statgpu_status sg_gmm_given(statgpu_context *context, sg_gmm_fit *fit, co
         for (size_t e = 0; e < d * d; ++e)
             if (!isfinite(precision[e]))
                 return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "an initial precision is not finite");
-        if (!sg_gmm_cholesky(precision, d, factor))
+        if (!sg_gmm_upper_factor(precision, d, factor))
             return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
-                           "initial precision %zu is not positive definite", j + 1);
+                           "initial precision %zu is not positive definite, or out of memory", j + 1);
         double log_det = 0.0;
         for (size_t v = 0; v < d; ++v)
             log_det += log(factor[v + d * v]);
@@ -624,40 +814,41 @@ static void sg_gmm_describe(const statgpu_gmm_result *result, statgpu_gmm_candid
     candidate->converged = result->converged;
 }
 
-statgpu_status statgpu_gmm(statgpu_context *context, const double *data, size_t n_obs, size_t n_vars, size_t ld,
-                           size_t k, const statgpu_gmm_params *params, statgpu_gmm_result **out_result)
+/* The work of statgpu_gmm on checked arguments, with the E-steps on the
+ * device where device is not NULL; STATGPU_ERROR_BACKEND (with the device's
+ * status in device->message) when the device failed. */
+static statgpu_status sg_gmm_fit_data(statgpu_context *context, const double *data, size_t n, size_t d, size_t ld,
+                                      size_t k, const statgpu_gmm_params *params, sg_gmm_device *device,
+                                      statgpu_gmm_result **out_result)
 {
-    statgpu_gmm_params chosen;
-    statgpu_status taken = sg_gmm_begin(context, params, out_result, &chosen);
-    if (taken != STATGPU_OK)
-        return taken;
-    statgpu_status status = sg_gmm_check(context, data, n_obs, n_vars, ld, k, &chosen);
-    if (status != STATGPU_OK)
-        return status;
-
-    const size_t n = n_obs, d = n_vars;
+    const statgpu_gmm_params chosen = *params;
+    statgpu_status status = STATGPU_OK;
     bool products = chosen.covariance == STATGPU_GMM_FULL || chosen.covariance == STATGPU_GMM_TIED;
     size_t blocks = (n + SG_GMM_BLOCK_ROWS - 1) / SG_GMM_BLOCK_ROWS;
-    size_t stride = 1 + k + k * d;
-    if (k * (products ? d * d : d) > stride)
-        stride = k * (products ? d * d : d);
+    size_t stride = 1 + k + k * d + k * (products ? d * d : d);
     sg_gmm_fit fit = { data, n, d, ld, k, chosen.covariance, chosen.reg_covar,
                        sg_threads_for(context->cpu_thread_count, blocks, (double)n * (double)k * (double)d * (double)d),
-                       blocks, NULL, NULL, NULL, stride, { 0 }, 0 };
+                       blocks, NULL, NULL, NULL, stride, { 0 }, 0, device, false, NULL, NULL, NULL,
+                       STATGPU_CUDA_OK };
     sg_gmm_model best = { 0 };
     statgpu_gmm_result *result = calloc(1, sizeof *result);
     double *sums = malloc((k + k * d) * sizeof *sums);
     fit.resp = malloc(n * k * sizeof *fit.resp);
     fit.row_ll = malloc(n * sizeof *fit.row_ll);
     fit.partials = malloc(blocks * stride * sizeof *fit.partials);
+    fit.moments = malloc(k * d * d * sizeof *fit.moments);
+    if (device != NULL) {
+        fit.factors = malloc(k * d * d * sizeof *fit.factors);
+        fit.log_norm = malloc(k * sizeof *fit.log_norm);
+    }
     if (result == NULL || sums == NULL || fit.resp == NULL || fit.row_ll == NULL || fit.partials == NULL
+        || fit.moments == NULL || (device != NULL && (fit.factors == NULL || fit.log_norm == NULL))
         || !sg_gmm_model_alloc(&fit.model, chosen.covariance, k, d)
         || !sg_gmm_model_alloc(&best, chosen.covariance, k, d)) {
         status = sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate GMM work space for %zu x %zu "
                          "data and k = %zu", n, d, k);
         goto done;
     }
-    sg_dispatch_begin(context);
     size_t runs = chosen.init == STATGPU_GMM_INIT_GIVEN ? 1 : chosen.restart_count;
     double best_bound = -INFINITY;
     size_t best_iterations = 0, best_run = 0, best_regularised = 0;
@@ -677,8 +868,12 @@ statgpu_status statgpu_gmm(statgpu_context *context, const double *data, size_t 
         int converged = 0;
         for (iteration = 1; iteration <= chosen.max_iterations; ++iteration) {
             double previous = bound;
-            bound = sg_gmm_e_step(&fit, sums);
-            if (!sg_gmm_m_step(&fit, sums)) {
+            int failure = sg_gmm_iterate(&fit, sums, &bound);
+            if (failure == 2) {
+                status = STATGPU_ERROR_BACKEND;
+                goto done;
+            }
+            if (failure != 0) {
                 status = sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate GMM work space, or a "
                                  "covariance could not be made positive definite");
                 goto done;
@@ -712,8 +907,19 @@ statgpu_status statgpu_gmm(statgpu_context *context, const double *data, size_t 
     /* The final E-step, on the kept parameters. */
     sg_gmm_model working = fit.model;
     fit.model = best;
-    (void)sg_gmm_e_step(&fit, sums);
+    double final_bound = 0.0;
+    bool final_ok = true;
+    if (device != NULL) {
+        final_ok = sg_gmm_device_e_step(&fit, sums, true, &final_bound);
+    } else {
+        fit.keep_resp = true;
+        (void)sg_gmm_e_step(&fit, sums, fit.moments);
+    }
     fit.model = working;
+    if (!final_ok) {
+        status = STATGPU_ERROR_BACKEND;
+        goto done;
+    }
     result->k = k;
     result->n_obs = n;
     result->n_vars = d;
@@ -765,7 +971,6 @@ statgpu_status statgpu_gmm(statgpu_context *context, const double *data, size_t 
                          "the log-likelihood is not finite: the data are too far from ordinary size");
         goto done;
     }
-    sg_dispatch_ran(context, STATGPU_BACKEND_CPU, 0.0, 0.0);
     *out_result = result;
     result = NULL;
     status = sg_succeed(context);
@@ -776,7 +981,59 @@ done:
     free(fit.resp);
     free(fit.row_ll);
     free(fit.partials);
+    free(fit.moments);
+    free(fit.factors);
+    free(fit.log_norm);
     free(sums);
+    return status;
+}
+
+/* Work at which AUTO tries the GPU: an E-step costs about n k d^2
+ * operations on either side (2^22, as k-means' threshold). */
+#define SG_GMM_AUTO_CUDA_MIN_WORK 4194304.0
+
+statgpu_status statgpu_gmm(statgpu_context *context, const double *data, size_t n_obs, size_t n_vars, size_t ld,
+                           size_t k, const statgpu_gmm_params *params, statgpu_gmm_result **out_result)
+{
+    statgpu_gmm_params chosen;
+    statgpu_status taken = sg_gmm_begin(context, params, out_result, &chosen);
+    if (taken != STATGPU_OK)
+        return taken;
+    statgpu_status status = sg_gmm_check(context, data, n_obs, n_vars, ld, k, &chosen);
+    if (status != STATGPU_OK)
+        return status;
+
+    const statgpu_gmm_params checked = chosen;
+
+    /* E-steps go to the GPU where the dispatch rule says; a failure there
+     * (sizes beyond the device's kernels included) runs the whole call
+     * again on the CPU, and the report's note says why. */
+    sg_dispatch_begin(context);
+    sg_gmm_device device = { 0 };
+    bool on_cuda = false;
+    statgpu_cuda_status cuda_status = STATGPU_CUDA_OK;
+    double work = (double)n_obs * (double)k * (double)n_vars * (double)n_vars;
+    if (sg_dispatch_wants_cuda(context, work, SG_GMM_AUTO_CUDA_MIN_WORK, false)) {
+        cuda_status = STATGPU_CUDA_NO_DEVICE;
+        if (sg_dispatch_cuda_ready(context, device.message, sizeof device.message))
+            cuda_status = sg_cuda_gmm_begin(context, data, n_obs, n_vars, ld, k, &device);
+        on_cuda = cuda_status == STATGPU_CUDA_OK;
+    }
+    status = sg_gmm_fit_data(context, data, n_obs, n_vars, ld, k, &checked, on_cuda ? &device : NULL, out_result);
+    sg_cuda_gmm_end(&device);
+    if (status == STATGPU_ERROR_BACKEND) {
+        cuda_status = STATGPU_CUDA_ERROR;
+        on_cuda = false;
+        status = sg_gmm_fit_data(context, data, n_obs, n_vars, ld, k, &checked, NULL, out_result);
+    }
+    /* The k-means starts keep their own record: the mixture's goes after them. */
+    if (cuda_status != STATGPU_CUDA_OK)
+        sg_dispatch_note_cpu(context, cuda_status, device.message, "Gaussian mixture");
+    if (status == STATGPU_OK) {
+        sg_dispatch_ran(context, on_cuda ? STATGPU_BACKEND_CUDA : STATGPU_BACKEND_CPU,
+                        on_cuda ? device.timing.transfer_seconds : 0.0, on_cuda ? device.timing.compute_seconds : 0.0);
+        return sg_succeed(context);
+    }
     return status;
 }
 
