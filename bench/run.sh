@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The benchmark command: builds statgpu with its CUDA backend (no add-in, no
 # tests) and runs the benchmarks: order statistics against cupy, torch and
-# numpy; k-means against scikit-learn and torch; LTS against R's ltsReg.
+# numpy; k-means and Gaussian mixtures against scikit-learn and torch; LTS
+# against R's ltsReg.
 #   bench/run.sh [OUTPUT-FOLDER] [extra bench_select.py arguments]
 # Needs nvcc, a CUDA GPU, and a python3 with torch (cupy and matplotlib optional).
 set -euo pipefail
@@ -18,5 +19,7 @@ PYTHONUNBUFFERED=1 python3 "$root/bench/bench_select.py" --lib "$build_dir/lib/l
   2>&1 | tee "$out/select.log"
 PYTHONUNBUFFERED=1 python3 "$root/bench/bench_kmeans.py" --lib "$build_dir/lib/libstatgpu.so" --out "$out" \
   2>&1 | tee "$out/kmeans.log"
+PYTHONUNBUFFERED=1 python3 "$root/bench/bench_gmm.py" --lib "$build_dir/lib/libstatgpu.so" --out "$out" \
+  2>&1 | tee "$out/gmm.log"
 PYTHONUNBUFFERED=1 python3 "$root/bench/bench_lts.py" --lib "$build_dir/lib/libstatgpu.so" --out "$out" \
   2>&1 | tee "$out/lts.log"

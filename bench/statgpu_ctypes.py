@@ -272,3 +272,112 @@ def lts(context, y, x, intercept=True, alpha=0.5, seed=0, lms=False):
         return coefficients, r.objective, r.h
     finally:
         lib.statgpu_lts_result_destroy(result)
+
+
+# ----- Gaussian mixtures -----
+
+GMM_COVARIANCE = {"full": 0, "tied": 1, "diag": 2, "spherical": 3}
+GMM_INIT = {"kmeans": 0, "given": 1}
+
+
+class GmmParams(ctypes.Structure):
+    _fields_ = [
+        ("struct_bytes", ctypes.c_size_t),
+        ("covariance", ctypes.c_int),
+        ("reg_covar", ctypes.c_double),
+        ("tolerance", ctypes.c_double),
+        ("max_iterations", ctypes.c_size_t),
+        ("restart_count", ctypes.c_size_t),
+        ("init", ctypes.c_int),
+        ("seed", ctypes.c_uint64),
+        ("initial_weights", ctypes.c_void_p),
+        ("initial_means", ctypes.c_void_p),
+        ("initial_precisions", ctypes.c_void_p),
+    ]
+
+
+class GmmResult(ctypes.Structure):
+    _fields_ = [
+        ("k", ctypes.c_size_t),
+        ("n_obs", ctypes.c_size_t),
+        ("n_vars", ctypes.c_size_t),
+        ("covariance", ctypes.c_int),
+        ("weights", ctypes.POINTER(ctypes.c_double)),
+        ("means", ctypes.POINTER(ctypes.c_double)),
+        ("covariances", ctypes.POINTER(ctypes.c_double)),
+        ("precisions_cholesky", ctypes.POINTER(ctypes.c_double)),
+        ("responsibilities", ctypes.POINTER(ctypes.c_double)),
+        ("row_log_likelihood", ctypes.POINTER(ctypes.c_double)),
+        ("labels", ctypes.POINTER(ctypes.c_int32)),
+        ("log_likelihood", ctypes.c_double),
+        ("lower_bound", ctypes.c_double),
+        ("iterations", ctypes.c_size_t),
+        ("converged", ctypes.c_int),
+        ("parameter_count", ctypes.c_size_t),
+        ("bic", ctypes.c_double),
+        ("aic", ctypes.c_double),
+        ("best_restart", ctypes.c_size_t),
+        ("restart_count", ctypes.c_size_t),
+        ("regularised_count", ctypes.c_size_t),
+        ("candidate_count", ctypes.c_size_t),
+        ("candidates", ctypes.c_void_p),
+        ("best_candidate", ctypes.c_size_t),
+    ]
+
+
+def gmm(context, data, k, initial_weights=None, initial_means=None, initial_precisions=None, max_iterations=100,
+        tolerance=1e-3, reg_covar=1e-6, covariance="full", restarts=1, seed=0):
+    """Gaussian mixture of data (n x d float64 numpy array in column-major
+    order, numpy order='F'). Given initial_weights (k), initial_means (k x d,
+    order='F') and initial_precisions (full: k x d x d; tied: d x d; diag:
+    k x d; spherical: k) select INIT_GIVEN; otherwise k-means starts.
+    Returns a dict: lower_bound (mean log-likelihood of the last iteration's
+    E-step),
+    log_likelihood and mean_log_likelihood (of the returned parameters),
+    iterations, converged, regularised_count, weights (a list), means (k x d
+    nested lists)."""
+    import numpy as np
+    lib = context.engine.lib
+    lib.statgpu_gmm_params_init.argtypes = [ctypes.POINTER(GmmParams)]
+    lib.statgpu_gmm.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_size_t,
+                                ctypes.c_size_t, ctypes.POINTER(GmmParams), ctypes.POINTER(ctypes.POINTER(GmmResult))]
+    lib.statgpu_gmm_result_destroy.argtypes = [ctypes.POINTER(GmmResult)]
+    if not data.flags["F_CONTIGUOUS"] or str(data.dtype) != "float64":
+        raise ValueError("data must be a float64 array in column-major order (numpy order='F')")
+    n, d = data.shape
+    params = GmmParams()
+    lib.statgpu_gmm_params_init(ctypes.byref(params))
+    params.covariance = GMM_COVARIANCE[covariance]
+    params.reg_covar = reg_covar
+    params.tolerance = tolerance
+    params.max_iterations = max_iterations
+    params.restart_count = restarts
+    params.seed = seed
+    given = (initial_weights, initial_means, initial_precisions)
+    if any(array is not None for array in given):
+        if any(array is None for array in given):
+            raise ValueError("give initial_weights, initial_means and initial_precisions together")
+        weights = np.ascontiguousarray(initial_weights, dtype=np.float64)
+        means = np.asfortranarray(initial_means, dtype=np.float64)
+        precisions = np.asarray(initial_precisions, dtype=np.float64)
+        if covariance == "full":  # k blocks, each column-major
+            precisions = np.ascontiguousarray(precisions.transpose(0, 2, 1))
+        else:  # tied d x d, diag k x d, spherical k: column-major
+            precisions = np.asfortranarray(precisions)
+        if weights.shape != (k,) or means.shape != (k, d):
+            raise ValueError("initial_weights must hold k values and initial_means be k x d")
+        params.init = GMM_INIT["given"]
+        params.initial_weights = weights.ctypes.data
+        params.initial_means = means.ctypes.data
+        params.initial_precisions = precisions.ctypes.data
+    result = ctypes.POINTER(GmmResult)()
+    context._check(lib.statgpu_gmm(context.handle, data.ctypes.data, n, d, n, k, ctypes.byref(params),
+                                   ctypes.byref(result)))
+    try:
+        r = result.contents
+        return {"lower_bound": r.lower_bound, "log_likelihood": r.log_likelihood,
+                "mean_log_likelihood": r.log_likelihood / n, "iterations": r.iterations,
+                "converged": bool(r.converged), "regularised_count": r.regularised_count,
+                "weights": r.weights[:k], "means": [[r.means[j + k * v] for v in range(d)] for j in range(k)]}
+    finally:
+        lib.statgpu_gmm_result_destroy(result)
