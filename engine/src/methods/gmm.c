@@ -57,6 +57,7 @@ typedef struct sg_gmm_fit {
     size_t                 regularised;
     sg_gmm_device         *device;     /* the data on the GPU, or NULL: the CPU's passes */
     bool                   keep_resp;  /* the CPU's E-step writes resp (the final one) */
+    double                *log_weights;/* k: log of the model's weights, for the CPU's E-step */
     double                *moments;    /* the E-step's products (k d^2) */
     double                *log_norm;   /* device: k */
     double                *factors;    /* device: tied's and spherical's factors, one per component */
@@ -125,7 +126,7 @@ static double sg_gmm_log_weighted(const sg_gmm_fit *fit, size_t i, size_t j, dou
         break;
     }
     }
-    return -0.5 * ((double)d * SG_GMM_LOG_2PI + quadratic) + m->log_det[j] + log(m->weights[j]);
+    return -0.5 * ((double)d * SG_GMM_LOG_2PI + quadratic) + m->log_det[j] + fit->log_weights[j];
 }
 
 /* Per block: responsibilities and row log-likelihoods of its rows; partial
@@ -196,6 +197,8 @@ static double sg_gmm_e_step(sg_gmm_fit *fit, double *sums, double *moments)
     const size_t k = fit->k, d = fit->d;
     bool products = fit->type == STATGPU_GMM_FULL || fit->type == STATGPU_GMM_TIED;
     size_t per_component = products ? d * d : d;
+    for (size_t j = 0; j < k; ++j)
+        fit->log_weights[j] = log(fit->model.weights[j]);
     sg_parallel_for(fit->threads, fit->blocks, sg_gmm_e_block, fit);
     double total = 0.0;
     memset(sums, 0, (k + k * d) * sizeof *sums);
@@ -828,7 +831,7 @@ static statgpu_status sg_gmm_fit_data(statgpu_context *context, const double *da
     size_t stride = 1 + k + k * d + k * (products ? d * d : d);
     sg_gmm_fit fit = { data, n, d, ld, k, chosen.covariance, chosen.reg_covar,
                        sg_threads_for(context->cpu_thread_count, blocks, (double)n * (double)k * (double)d * (double)d),
-                       blocks, NULL, NULL, NULL, stride, { 0 }, 0, device, false, NULL, NULL, NULL,
+                       blocks, NULL, NULL, NULL, stride, { 0 }, 0, device, false, NULL, NULL, NULL, NULL,
                        STATGPU_CUDA_OK };
     sg_gmm_model best = { 0 };
     statgpu_gmm_result *result = calloc(1, sizeof *result);
@@ -837,12 +840,13 @@ static statgpu_status sg_gmm_fit_data(statgpu_context *context, const double *da
     fit.row_ll = malloc(n * sizeof *fit.row_ll);
     fit.partials = malloc(blocks * stride * sizeof *fit.partials);
     fit.moments = malloc(k * d * d * sizeof *fit.moments);
+    fit.log_weights = malloc(k * sizeof *fit.log_weights);
     if (device != NULL) {
         fit.factors = malloc(k * d * d * sizeof *fit.factors);
         fit.log_norm = malloc(k * sizeof *fit.log_norm);
     }
     if (result == NULL || sums == NULL || fit.resp == NULL || fit.row_ll == NULL || fit.partials == NULL
-        || fit.moments == NULL || (device != NULL && (fit.factors == NULL || fit.log_norm == NULL))
+        || fit.moments == NULL || fit.log_weights == NULL || (device != NULL && (fit.factors == NULL || fit.log_norm == NULL))
         || !sg_gmm_model_alloc(&fit.model, chosen.covariance, k, d)
         || !sg_gmm_model_alloc(&best, chosen.covariance, k, d)) {
         status = sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate GMM work space for %zu x %zu "
@@ -982,6 +986,7 @@ done:
     free(fit.row_ll);
     free(fit.partials);
     free(fit.moments);
+    free(fit.log_weights);
     free(fit.factors);
     free(fit.log_norm);
     free(sums);
