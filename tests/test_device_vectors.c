@@ -225,6 +225,16 @@ static void test_device_matrices(void **state)
         assert_memory_equal(c->weights, e->weights, n * sizeof *c->weights);
         statgpu_lts_result_destroy(c);
         statgpu_lts_result_destroy(e);
+
+        /* A Gaussian mixture of the same buffer: the host matrix's bits. */
+        statgpu_gmm_result *f = NULL, *g = NULL;
+        assert_int_equal(statgpu_gmm_matrix(context, &on_host, k, NULL, &f), STATGPU_OK);
+        assert_int_equal(statgpu_gmm_matrix(context, &on_device, k, NULL, &g), STATGPU_OK);
+        assert_memory_equal(f->means, g->means, k * d * sizeof *f->means);
+        assert_memory_equal(f->labels, g->labels, n * sizeof *f->labels);
+        assert_true(test_same_bits(f->log_likelihood, g->log_likelihood));
+        statgpu_gmm_result_destroy(f);
+        statgpu_gmm_result_destroy(g);
         assert_int_equal(cudaFree(device), cudaSuccess);
     }
     statgpu_context_params params;

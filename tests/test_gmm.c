@@ -786,6 +786,50 @@ static void test_model_selection(void **state)
     free(data);
 }
 
+/* statgpu_gmm_matrix: a host float64 matrix with a leading dimension gives
+ * the bits of statgpu_gmm on the same numbers, a float32 one the bits of
+ * statgpu_gmm on its values widened; a bad description is refused. (Device
+ * matrices: test_device_vectors.c.) */
+static void test_matrix_arguments(void **state)
+{
+    (void)state;
+    TEST_SKIP_IF(g_skip_reason);
+    size_t n, d;
+    double *data = read_data("faithful", &n, &d);
+    const size_t ld = n + 3;
+    double *padded = calloc(ld * d, sizeof *padded), *widened = malloc(n * d * sizeof *widened);
+    float *narrow = calloc(ld * d, sizeof *narrow);
+    for (size_t v = 0; v < d; ++v)
+        for (size_t i = 0; i < n; ++i) {
+            padded[i + ld * v] = data[i + n * v];
+            narrow[i + ld * v] = (float)data[i + n * v];
+            widened[i + n * v] = (double)narrow[i + ld * v];
+        }
+    statgpu_gmm_result *expected = NULL, *got = NULL;
+    assert_int_equal(statgpu_gmm(g_context, data, n, d, n, 2, NULL, &expected), STATGPU_OK);
+    statgpu_matrix matrix = { padded, n, d, ld, STATGPU_DTYPE_FLOAT64, STATGPU_MEMORY_HOST };
+    assert_int_equal(statgpu_gmm_matrix(g_context, &matrix, 2, NULL, &got), STATGPU_OK);
+    assert_true(same_result(expected, got));
+    statgpu_gmm_result_destroy(expected);
+    statgpu_gmm_result_destroy(got);
+    assert_int_equal(statgpu_gmm(g_context, widened, n, d, n, 2, NULL, &expected), STATGPU_OK);
+    statgpu_matrix floats = { narrow, n, d, ld, STATGPU_DTYPE_FLOAT32, STATGPU_MEMORY_HOST };
+    assert_int_equal(statgpu_gmm_matrix(g_context, &floats, 2, NULL, &got), STATGPU_OK);
+    assert_true(same_result(expected, got));
+    statgpu_gmm_result_destroy(expected);
+    statgpu_gmm_result_destroy(got);
+    statgpu_matrix bad = matrix;
+    bad.ld = n - 1;
+    got = (statgpu_gmm_result *)1;
+    assert_int_equal(statgpu_gmm_matrix(g_context, &bad, 2, NULL, &got), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_null(got);
+    assert_int_equal(statgpu_gmm_matrix(g_context, NULL, 2, NULL, &got), STATGPU_ERROR_INVALID_ARGUMENT);
+    free(data);
+    free(padded);
+    free(widened);
+    free(narrow);
+}
+
 TEST_BACKEND_CONTEXT_FIXTURES(g_context, g_cuda, g_skip_reason)
 
 int main(int argc, char **argv)
@@ -801,6 +845,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_result_tables),
         cmocka_unit_test(test_model_selection),
+        cmocka_unit_test(test_matrix_arguments),
     };
     int failures = cmocka_run_group_tests(tests, setup, teardown);
     return test_exit_code(failures, g_skip_reason);

@@ -701,6 +701,13 @@ STATGPU_API statgpu_status statgpu_gmm(statgpu_context *context, const double *d
                                        size_t ld, size_t k, const statgpu_gmm_params *params,
                                        statgpu_gmm_result **out_result /* out */);
 
+/* As statgpu_gmm, for data of any element type and memory (statgpu_matrix):
+ * float32 widened exactly, device data read to the host first. The same data
+ * give the same bits as through statgpu_gmm. */
+STATGPU_API statgpu_status statgpu_gmm_matrix(statgpu_context *context, const statgpu_matrix *data, size_t k,
+                                              const statgpu_gmm_params *params,
+                                              statgpu_gmm_result **out_result /* out */);
+
 /* Model choice in one call, as mclust's Mclust: a mixture fitted for every
  * k of k_values (k_count of them, in that order) and, within each k, every
  * covariance type of types (type_count of them; NULL and 0 for
