@@ -68,6 +68,8 @@ void usage(FILE *out)
           "                           what to print (default summary; selection: every model compared)\n"
           "  --covariance full|tied|diag|spherical|all   the components' covariances (default full;\n"
           "                           all: each type is fitted and the lowest BIC chosen)\n"
+          "  --init kmeans|++|random  the start: a k-means run (default), k-means++ seeds alone, or\n"
+          "                           random responsibilities\n"
           "  --restarts N             runs from different k-means starts; the best is kept (default 1)\n"
           "  --max-iter N             EM iterations per run at most (default 100)\n"
           "  --tol X                  the change of the mean log-likelihood that stops a run (default 1e-3)\n"
@@ -107,7 +109,7 @@ static const char *option_command(const char *arg)
         { "--columns", "kmeans lts gmm" }, { "--output", "kmeans lts gmm" }, { "--seed", "kmeans lts gmm" },
         { "--restarts", "kmeans gmm" }, { "--max-iter", "kmeans gmm" }, { "--tol", "kmeans gmm" },
         { "--covariance", "gmm" },
-        { "--init", "kmeans" },        { "--y-column", "lts" },      { "--alpha", "lts" },
+        { "--init", "kmeans gmm" },        { "--y-column", "lts" },      { "--alpha", "lts" },
         { "--starts", "lts" },         { "--no-intercept", "lts" },  { "--lms", "lts" },
         { "--column", "median small large quantile" }, { "-k", "small large" }, { "-p", "quantile" },
     };
@@ -254,7 +256,12 @@ int parse_arguments(int argc, char **argv, options *opt)
         } else if (strcmp(arg, "--threads") == 0) {
             if (!parse_int(value, 1, &number) || number > STATGPU_MAX_THREAD_COUNT) return fail_usage("--threads must be from 1 to " TEXT_OF(STATGPU_MAX_THREAD_COUNT), value);
             opt->thread_count = (int)number;
-        } else {  /* --init */
+        } else if (opt->command_id == COMMAND_GMM) {  /* --init of gmm */
+            if (strcmp(value, "kmeans") == 0) opt->gmm_init = STATGPU_GMM_INIT_KMEANS;
+            else if (strcmp(value, "++") == 0) opt->gmm_init = STATGPU_GMM_INIT_PLUS_PLUS;
+            else if (strcmp(value, "random") == 0) opt->gmm_init = STATGPU_GMM_INIT_RANDOM;
+            else return fail_usage("--init must be kmeans, ++ or random", value);
+        } else {  /* --init of kmeans */
             if (strcmp(value, "auto") == 0) opt->kmeans_init = STATGPU_KMEANS_INIT_AUTO;
             else if (strcmp(value, "++") == 0) opt->kmeans_init = STATGPU_KMEANS_INIT_PLUS_PLUS;
             else if (strcmp(value, "parallel") == 0) opt->kmeans_init = STATGPU_KMEANS_INIT_PARALLEL;

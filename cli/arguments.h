@@ -50,6 +50,7 @@ typedef struct options {
     statgpu_kmeans_init kmeans_init;
     /* gmm */
     const char     *covariance_text;
+    statgpu_gmm_init gmm_init;
     /* lts */
     const char     *y_column;    /* number or name; NULL = the first column */
     const char     *alpha_text;

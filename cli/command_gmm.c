@@ -81,6 +81,7 @@ int command_gmm(const options *opt, statgpu_context *context)
             return fail_usage("--covariance must be full, tied, diag, spherical or all", opt->covariance_text);
     }
     params.covariance = types[0];
+    params.init = opt->gmm_init;
     if (run_options(opt, &params.restart_count, &params.max_iterations, &params.tolerance, &params.seed) != 0)
         return EXIT_USAGE;
     const char *output = opt->output != NULL ? opt->output : statgpu_method_table_names("gmm")[0];

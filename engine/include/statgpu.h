@@ -592,7 +592,8 @@ STATGPU_API void statgpu_lts_result_destroy(statgpu_lts_result *result);
  *     previous one, or after max_iterations; a final E-step gives the
  *     responsibilities, labels and log-likelihood of the returned parameters;
  *   - initialisation from k-means (the engine's, k-means++ starts, one run:
- *     each row's cluster is its responsibility), or given weights, means and
+ *     each row's cluster is its responsibility), from k-means++ seeds alone,
+ *     from random responsibilities, or from given weights, means and
  *     precisions (the inverse covariances; for diag and spherical their
  *     diagonal or single value);
  *   - restart_count runs from different k-means starts keep the run of the
@@ -610,8 +611,13 @@ typedef enum statgpu_gmm_covariance {
 } statgpu_gmm_covariance;
 
 typedef enum statgpu_gmm_init {
-    STATGPU_GMM_INIT_KMEANS = 0,  /* default: responsibilities from a k-means run */
-    STATGPU_GMM_INIT_GIVEN  = 1   /* initial_weights, initial_means, initial_precisions */
+    STATGPU_GMM_INIT_KMEANS    = 0,  /* default: responsibilities from a k-means run (k-means++ starts,
+                                        Lloyd to convergence: scikit-learn's init_params="kmeans") */
+    STATGPU_GMM_INIT_GIVEN     = 1,  /* initial_weights, initial_means, initial_precisions */
+    STATGPU_GMM_INIT_PLUS_PLUS = 2,  /* k-means++ seeds alone as the means, each row given to its
+                                        nearest seed, no Lloyd iteration */
+    STATGPU_GMM_INIT_RANDOM    = 3   /* random responsibilities, uniform and each row scaled to sum 1
+                                        (scikit-learn's init_params="random") */
 } statgpu_gmm_init;
 
 #define STATGPU_GMM_MAX_RESTART_COUNT 100000u
@@ -712,8 +718,9 @@ STATGPU_API statgpu_status statgpu_gmm_matrix(statgpu_context *context, const st
  * k of k_values (k_count of them, in that order) and, within each k, every
  * covariance type of types (type_count of them; NULL and 0 for
  * params->covariance alone), each as statgpu_gmm with params (its restarts,
- * seed and stopping rule; params->covariance and the initialisation's given
- * parameters are ignored: every candidate starts from k-means). The result is
+ * seed, initialisation and stopping rule; params->covariance is ignored,
+ * and a GIVEN initialisation, which fits one k only, becomes k-means). The
+ * result is
  * the candidate of the lowest BIC (the first listed on a tie), whole, with
  * every candidate's log-likelihood, BIC, AIC, parameters, iterations and
  * convergence in result->candidates. A k above the complete rows is a

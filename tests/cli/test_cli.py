@@ -280,6 +280,11 @@ def check_gmm(write):
           close(float(summary.get("log-likelihood", "nan")), float(reference["loglik"]), 1e-6)
           and close(float(summary.get("BIC (lower is better; mclust's is its negative)", "nan")),
                     -float(reference["bic"]), 1e-6), out + err)
+    for init in ("++", "random"):
+        code, out_init, err = run("gmm", "2", faithful, "--tol", "1e-12", "--max-iter", "5000", "--init", init)
+        got = {row[2]: row[1] for row in table(out_init)[1:]} if code == 0 else {}
+        check(f"gmm --init {init} reaches the same optimum (1e-6)",
+              close(float(got.get("log-likelihood", "nan")), float(reference["loglik"]), 1e-6), out_init + err)
     code, again, _ = run("gmm", "2", faithful, "--tol", "1e-12", "--max-iter", "2000", "--threads", "1")
     check("gmm: the same bits with one thread and all", code == 0 and again == out, again)
 
@@ -320,7 +325,8 @@ def check_gmm(write):
         (("gmm", "2", path, "--restarts", "0"), 1, "restart"),
         (("gmm", "2", path, "--max-iter", "0"), 1, "max_iterations"),
         (("gmm", "2", path, "--tol", "-1"), 1, "tolerance"),
-        (("gmm", "2", path, "--init", "++"), 2, "only for kmeans"),
+        (("gmm", "2", path, "--init", "parallel"), 2, "--init must be kmeans, ++ or random"),
+        (("kmeans", "2", path, "--init", "random"), 2, "--init must be auto, ++ or parallel"),
         (("kmeans", "2", path, "--covariance", "full"), 2, "only for gmm"),
     ]
     for args, expected_code, expected_text in cases:

@@ -650,7 +650,7 @@ static statgpu_status sg_gmm_check(statgpu_context *context, const double *data,
     if (p->restart_count == 0 || p->restart_count > STATGPU_GMM_MAX_RESTART_COUNT)
         return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "restart_count = %zu is not from 1 to %u",
                        p->restart_count, STATGPU_GMM_MAX_RESTART_COUNT);
-    if (p->init != STATGPU_GMM_INIT_KMEANS && p->init != STATGPU_GMM_INIT_GIVEN)
+    if (p->init < STATGPU_GMM_INIT_KMEANS || p->init > STATGPU_GMM_INIT_RANDOM)
         return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "unknown initialisation %d", (int)p->init);
     if (p->init == STATGPU_GMM_INIT_GIVEN
         && (p->initial_weights == NULL || p->initial_means == NULL || p->initial_precisions == NULL))
@@ -787,6 +787,83 @@ static statgpu_status sg_gmm_from_kmeans(statgpu_context *context, sg_gmm_fit *f
     return STATGPU_OK;
 }
 
+/* The M-step from responsibilities already in fit->resp: nk and the sums of
+ * r x, then sg_gmm_m_step (which sums the products around the new means). */
+static statgpu_status sg_gmm_from_responsibilities(statgpu_context *context, sg_gmm_fit *fit, double *sums)
+{
+    const size_t n = fit->n, k = fit->k, d = fit->d;
+    memset(sums, 0, (k + k * d) * sizeof *sums);
+    for (size_t j = 0; j < k; ++j)
+        for (size_t i = 0; i < n; ++i) {
+            double r = fit->resp[i + n * j];
+            sums[j] += r;
+            for (size_t v = 0; v < d; ++v)
+                sums[k + j + k * v] += r * fit->data[i + fit->ld * v];
+        }
+    if (!sg_gmm_m_step(fit, sums))
+        return sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate GMM work space");
+    return STATGPU_OK;
+}
+
+/* k-means++ seeds (the engine's, as KMEANS draws them) as the means, each row
+ * given wholly to its nearest seed (the lower index on a tie), no Lloyd
+ * iteration; then the M-step. */
+static statgpu_status sg_gmm_from_plus_plus(statgpu_context *context, sg_gmm_fit *fit, uint64_t stream, double *sums)
+{
+    const size_t n = fit->n, k = fit->k, d = fit->d;
+    sg_kmeans_problem problem = { fit->data, n, d, fit->ld, k, fit->threads };
+    sg_kmeans_workspace *workspace = sg_cpu_kmeans_workspace_create(&problem);
+    double *seeds = malloc(k * d * sizeof *seeds);
+    statgpu_status status = workspace != NULL && seeds != NULL ? STATGPU_OK : STATGPU_ERROR_OUT_OF_MEMORY;
+    if (status == STATGPU_OK)
+        status = sg_cpu_kmeans_plus_plus(&problem, workspace, stream, seeds);
+    if (status == STATGPU_OK) {
+        for (size_t i = 0; i < n; ++i) {
+            size_t nearest = 0;
+            double best = INFINITY;
+            for (size_t j = 0; j < k; ++j) {
+                double distance = 0.0;
+                for (size_t v = 0; v < d; ++v) {
+                    double difference = fit->data[i + fit->ld * v] - seeds[j + k * v];
+                    distance += difference * difference;
+                }
+                if (distance < best) {
+                    best = distance;
+                    nearest = j;
+                }
+            }
+            for (size_t j = 0; j < k; ++j)
+                fit->resp[i + n * j] = j == nearest ? 1.0 : 0.0;
+        }
+    }
+    sg_cpu_kmeans_workspace_destroy(workspace);
+    free(seeds);
+    if (status == STATGPU_ERROR_INVALID_ARGUMENT)
+        return sg_fail(context, status, "the data have fewer than k = %zu distinct rows", k);
+    if (status != STATGPU_OK)
+        return sg_fail(context, status, "could not allocate the k-means++ seeds");
+    return sg_gmm_from_responsibilities(context, fit, sums);
+}
+
+/* Random responsibilities, uniform on (0, 1) and each row scaled to sum 1
+ * (scikit-learn's init_params="random"); then the M-step. */
+static statgpu_status sg_gmm_from_random(statgpu_context *context, sg_gmm_fit *fit, uint64_t stream, double *sums)
+{
+    const size_t n = fit->n, k = fit->k;
+    sg_rng rng = { stream };
+    for (size_t i = 0; i < n; ++i) {
+        double total = 0.0;
+        for (size_t j = 0; j < k; ++j) {
+            double u = ((double)(sg_rng_next(&rng) >> 11) + 0.5) * 0x1p-53;
+            fit->resp[i + n * j] = u;
+            total += u;
+        }
+        for (size_t j = 0; j < k; ++j)
+            fit->resp[i + n * j] /= total;
+    }
+    return sg_gmm_from_responsibilities(context, fit, sums);
+}
+
 /* A call's start: context and out_result checked (*out_result NULL), the
  * caller's params (NULL: the defaults) as this build's struct. */
 static statgpu_status sg_gmm_begin(statgpu_context *context, const statgpu_gmm_params *params,
@@ -865,11 +942,13 @@ static statgpu_status sg_gmm_fit_data(statgpu_context *context, const double *da
     size_t cov_count = sg_gmm_cov_count(chosen.covariance, k, d);
     for (size_t run = 0; run < runs; ++run) {
         fit.regularised = 0;
-        status = chosen.init == STATGPU_GMM_INIT_GIVEN
-                     ? sg_gmm_given(context, &fit, &chosen)
-                     : sg_gmm_from_kmeans(context, &fit,
-                                          sg_derive_stream(context->params.seed, chosen.seed, 0x5DEECE66Dull, run),
-                                          sums);
+        uint64_t stream = sg_derive_stream(context->params.seed, chosen.seed, 0x5DEECE66Dull, run);
+        switch (chosen.init) {
+        case STATGPU_GMM_INIT_GIVEN:     status = sg_gmm_given(context, &fit, &chosen); break;
+        case STATGPU_GMM_INIT_PLUS_PLUS: status = sg_gmm_from_plus_plus(context, &fit, stream, sums); break;
+        case STATGPU_GMM_INIT_RANDOM:    status = sg_gmm_from_random(context, &fit, stream, sums); break;
+        default:                         status = sg_gmm_from_kmeans(context, &fit, stream, sums); break;
+        }
         if (status != STATGPU_OK)
             goto done;
         double bound = -INFINITY;
@@ -1056,7 +1135,8 @@ statgpu_status statgpu_gmm_select(statgpu_context *context, const double *data, 
     statgpu_status taken = sg_gmm_begin(context, params, out_result, &chosen);
     if (taken != STATGPU_OK)
         return taken;
-    chosen.init = STATGPU_GMM_INIT_KMEANS;
+    if (chosen.init == STATGPU_GMM_INIT_GIVEN)
+        chosen.init = STATGPU_GMM_INIT_KMEANS;
     const statgpu_gmm_covariance own_type = chosen.covariance;
     if (types == NULL || type_count == 0) {
         types = &own_type;
