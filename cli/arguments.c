@@ -49,6 +49,8 @@ void usage(FILE *out)
           "  --columns LIST           the columns used, by number or header name (default all;\n"
           "                           for lts the predictors)\n"
           "  --seed N                 a whole number that chooses the random starts (default 0)\n"
+          "  --table                  print the Output as the engine's table, aligned for reading with\n"
+          "                           its title (any Output; default: CSV)\n"
           "kmeans options:\n"
           "  --output centroids|labels|sizes|summary   what to print (default centroids)\n"
           "  --restarts N             runs from different starts; the best is kept (default 10)\n"
@@ -111,6 +113,7 @@ static const char *option_command(const char *arg)
         { "--covariance", "gmm" },
         { "--init", "kmeans gmm" },        { "--y-column", "lts" },      { "--alpha", "lts" },
         { "--starts", "lts" },         { "--no-intercept", "lts" },  { "--lms", "lts" },
+        { "--table", "kmeans lts gmm" },
         { "--column", "median small large quantile" }, { "-k", "small large" }, { "-p", "quantile" },
     };
     for (size_t j = 0; j < sizeof owners / sizeof *owners; ++j)
@@ -195,6 +198,10 @@ int parse_arguments(int argc, char **argv, options *opt)
         }
         if (strcmp(arg, "--lms") == 0) {
             opt->lms = 1;
+            continue;
+        }
+        if (strcmp(arg, "--table") == 0) {
+            opt->as_table = 1;
             continue;
         }
         if (strcmp(arg, "--help") == 0)

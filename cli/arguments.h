@@ -42,6 +42,7 @@ typedef struct options {
     const char     *columns;     /* comma-separated numbers or names; NULL = all */
     const char     *output;      /* NULL = the command's default table */
     const char     *seed_text;
+    int             as_table;       /* --table: the engine's table, aligned, not CSV */
     /* kmeans and gmm */
     const char     *kmeans_k_text;  /* the K of "kmeans K FILE" and "gmm K FILE" */
     const char     *restarts_text;

@@ -108,7 +108,7 @@ int command_gmm(const options *opt, statgpu_context *context)
     double compute_seconds = seconds_now() - started;
     if (engine_status != STATGPU_OK)
         return table_engine_failed(context, engine_status, &data);
-    status = print_result_table(context, &data, (const char *const *)data.names, output, gmm_tables, result);
+    status = print_result_table(context, &data, (const char *const *)data.names, output, gmm_tables, result, opt->as_table);
     statgpu_gmm_result_destroy(result);
     if (status != 0) {
         csv_table_free(&data);

@@ -62,8 +62,8 @@ int command_kmeans(const options *opt, statgpu_context *context)
 
     /* The summary is the tool's own: keys for scripts, and more rows than
      * Calc's; every other Output is the engine's table. */
-    if (strcmp(output, "summary") != 0) {
-        status = print_result_table(context, &data, (const char *const *)data.names, output, kmeans_tables, result);
+    if (strcmp(output, "summary") != 0 || opt->as_table) {
+        status = print_result_table(context, &data, (const char *const *)data.names, output, kmeans_tables, result, opt->as_table);
         if (status != 0) {
             statgpu_kmeans_result_destroy(result);
             csv_table_free(&data);

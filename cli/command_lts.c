@@ -57,7 +57,15 @@ int command_lts(const options *opt, statgpu_context *context)
     if (engine_status != STATGPU_OK)
         return table_engine_failed(context, engine_status, &data);
 
-    if (strcmp(output, "coefficients") == 0) {
+    if (opt->as_table) {
+        status = print_result_table(context, &data, (const char *const *)data.names + 1, output, lts_tables, result,
+                                    true);
+        if (status != 0) {
+            statgpu_lts_result_destroy(result);
+            csv_table_free(&data);
+            return status;
+        }
+    } else if (strcmp(output, "coefficients") == 0) {
         puts("term,coefficient,raw_coefficient");
         for (size_t j = 0; j < result->p; ++j) {
             if (result->intercept && j == 0)
@@ -69,7 +77,7 @@ int command_lts(const options *opt, statgpu_context *context)
     } else if (strcmp(output, "weights") == 0 || strcmp(output, "residuals") == 0) {
         /* The engine's tables; coefficients (with the raw fit's beside them),
          * subset and summary are the tool's own. */
-        status = print_result_table(context, &data, (const char *const *)data.names + 1, output, lts_tables, result);
+        status = print_result_table(context, &data, (const char *const *)data.names + 1, output, lts_tables, result, opt->as_table);
         if (status != 0) {
             statgpu_lts_result_destroy(result);
             csv_table_free(&data);

@@ -206,8 +206,60 @@ int finish_table_command(const options *opt, statgpu_context *context, csv_table
     return 0;
 }
 
+/* A table for reading: its title, then the header and the rows with every
+ * column as wide as its widest entry. 0, or EXIT_COMPUTE out of memory. */
+static int print_aligned(const statgpu_table *table)
+{
+    const size_t rows = table->row_count + 1, columns = table->column_count + 1;
+    char (*cells)[64] = malloc(rows * columns * sizeof *cells);
+    size_t *widths = calloc(columns, sizeof *widths);
+    if (cells == NULL || widths == NULL) {
+        free(cells);
+        free(widths);
+        fprintf(stderr, "statgpu: out of memory\n");
+        return EXIT_COMPUTE;
+    }
+    for (size_t r = 0; r < rows; ++r)
+        for (size_t c = 0; c < columns; ++c) {
+            char *text = cells[r * columns + c];
+            if (r == 0 && c == 0)
+                snprintf(text, 64, "%s", table->row_labels != NULL ? table->row_label_header : "row");
+            else if (r == 0)
+                snprintf(text, 64, "%s", table->column_headers[c - 1]);
+            else if (c == 0 && table->row_labels != NULL)
+                snprintf(text, 64, "%s", table->row_labels[r - 1]);
+            else if (c == 0)
+                snprintf(text, 64, "%zu", r);
+            else {
+                size_t cell = (r - 1) + table->row_count * (c - 1);
+                if (table->cell_kinds[cell] == STATGPU_CELL_NUMBER)
+                    snprintf(text, 64, "%.10g", table->values[cell]);
+                else if (table->cell_kinds[cell] == STATGPU_CELL_TEXT)
+                    snprintf(text, 64, "%s", table->texts[cell]);
+                else
+                    text[0] = '\0';
+            }
+            size_t length = strlen(text);
+            if (length > widths[c])
+                widths[c] = length;
+        }
+    printf("%s\n", table->title);
+    for (size_t r = 0; r < rows; ++r) {
+        for (size_t c = 0; c < columns; ++c) {
+            size_t cell = (r - 1) + table->row_count * (c - 1);
+            bool number = r > 0 && c > 0 && table->cell_kinds[cell] == STATGPU_CELL_NUMBER;
+            int width = c + 1 == columns && !number ? 0 : (int)widths[c];  /* no blanks at the end */
+            printf(c == 0 ? "%-*s" : number ? "  %*s" : "  %-*s", width, cells[r * columns + c]);
+        }
+        putchar('\n');
+    }
+    free(cells);
+    free(widths);
+    return 0;
+}
+
 int print_result_table(statgpu_context *context, const csv_table *t, const char *const *variable_names,
-                       const char *name, table_maker make_tables, const void *result)
+                       const char *name, table_maker make_tables, const void *result, bool as_table)
 {
     size_t *rows = malloc((t->complete_count ? t->complete_count : 1) * sizeof *rows);
     if (rows == NULL) {
@@ -229,6 +281,11 @@ int print_result_table(statgpu_context *context, const csv_table *t, const char 
     if (status != STATGPU_OK)
         return engine_failed(context, status);
     const statgpu_table *table = statgpu_table_set_find(set, name);
+    if (as_table) {
+        int printed = print_aligned(table);
+        statgpu_table_set_destroy(set);
+        return printed;
+    }
     /* The row labels' column: the table's own, or the rows numbered from 1. */
     print_field(table->row_labels != NULL ? table->row_label_header : "row");
     for (size_t c = 0; c < table->column_count; ++c) {

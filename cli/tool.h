@@ -7,6 +7,7 @@
 #ifndef STATGPU_CLI_TOOL_H
 #define STATGPU_CLI_TOOL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -66,7 +67,9 @@ int finish_table_command(const options *opt, statgpu_context *context, csv_table
 typedef statgpu_status (*table_maker)(statgpu_context *context, const void *result,
                                       const statgpu_table_params *params, statgpu_table_set **out_set);
 
-/* Prints the table called name of a result as CSV: a header line (the row
+/* Prints the table called name of a result as CSV (or, with as_table, its
+ * title and the same lines with columns aligned: text to the left, numbers
+ * with 10 significant digits to the right): a header line (the row
  * labels' header, or "row", then the column headers), then a line per row
  * (its label, or its number from 1, then the cells: a number with every
  * digit, a text, or nothing for a row left out). Per-row tables follow the
@@ -74,7 +77,7 @@ typedef statgpu_status (*table_maker)(statgpu_context *context, const void *resu
  * the data the method saw) head the columns. 0, or EXIT_COMPUTE after the
  * engine's message. */
 int print_result_table(statgpu_context *context, const csv_table *t, const char *const *variable_names,
-                       const char *name, table_maker make_tables, const void *result);
+                       const char *name, table_maker make_tables, const void *result, bool as_table);
 
 /* 0 when output is one of the method's table names (statgpu_method_table_names),
  * else the usage failure with message. */

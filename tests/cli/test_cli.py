@@ -208,6 +208,7 @@ def check_kmeans(write):
         (("kmeans", "1", text), 2, "not a number"),
         (("kmeans", "1", write("kmempty.csv", "")), 1, "no observations"),
         (("median", path, "--restarts", "3"), 2, "only for kmeans"),
+        (("median", path, "--table"), 2, "only for kmeans"),
     ]
     for args, expected_code, expected_text in cases:
         code, out, err = run(*args)
@@ -311,6 +312,23 @@ def check_gmm(write):
     check("gmm 2,300: the candidate above the rows is listed unfitted", code == 0 and len(got) == 3
           and got[2][1:3] == ["300", "full"] and got[2][3:9] == [""] * 6 and got[2][9] == "0", out + err)
 
+    # --table: any Output as the engine's table, titled and aligned; the
+    # numbers those of the CSV to 10 digits.
+    code, csv_out, _ = run("gmm", "3", path, "--output", "means")
+    code_t, out, err = run("gmm", "3", path, "--output", "means", "--table")
+    lines = out.splitlines()
+    check("gmm --table: the title, the header, a line per component, the CSV's numbers (1e-9)",
+          code == 0 and code_t == 0 and lines[0] == "Component means" and lines[1].split() == ["component", "east",
+                                                                                                  "north"]
+          and len(lines) == 5 and all(close(float(a), float(b), 1e-9) for line, row in zip(lines[2:], table(csv_out)[1:])
+                                      for a, b in zip(line.split()[1:], row[1:]))
+          and len({len(line.rstrip()) for line in lines[1:]}) >= 1, out + err)
+    code, out, err = run("gmm", "2", path, "--output", "labels", "--table")
+    lines = out.splitlines()
+    check("gmm --table labels: a line per data row, blank where a row was left out",
+          code == 0 and lines[0] == "Most likely component of each row" and len(lines) == 2 + len(expected)
+          and all((len(line.split()) == 1) == (group is None) for line, group in zip(lines[2:], expected)), out + err)
+
     cases = [
         (("gmm", "0", path), 1, "at least one"),
         (("gmm", "4-2", path), 2, "K must be"),
@@ -333,6 +351,23 @@ def check_gmm(write):
         code, out, err = run(*args)
         check(f"gmm bad input {args}", code == expected_code and expected_text in err and out == "",
               f"exit {code}, stderr {err!r}")
+
+
+def check_tables_of_every_output():
+    # kmeans' summary and lts' coefficients and subset, the tool's own in CSV,
+    # print as the engine's tables with --table.
+    faithful = os.path.join(ROOT, "tests", "reference", "faithful.csv")
+    stackloss = os.path.join(ROOT, "samples", "stackloss.csv")
+    expected_titles = [
+        (("kmeans", "2", faithful, "--output", "summary"), "k-means summary", "inertia (within-cluster sum of squares)"),
+        (("lts", stackloss, "--y-column", "stack.loss"), "Coefficients (reweighted fit)", "Air.Flow"),
+        (("lts", stackloss, "--y-column", "stack.loss", "--output", "subset"), None, None),
+    ]
+    for args, title, text in expected_titles:
+        code, out, err = run(*args, "--table")
+        lines = out.splitlines()
+        check(f"--table {args[0]} {args[-1]}: the engine's table, titled", code == 0 and len(lines) >= 3
+              and (title is None or lines[0] == title) and (text is None or text in out), out + err)
 
 
 def check_lts(write):
@@ -731,6 +766,7 @@ def main():
 
         check_kmeans(write)
         check_gmm(write)
+        check_tables_of_every_output()
         check_lts(write)
         check_csv_rules(write)
 
