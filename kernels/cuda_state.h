@@ -51,6 +51,9 @@ struct statgpu_cuda_state {
     statgpu_cuda::DeviceBuffer control;        /* radix plan and counters, sample, small results */
     statgpu_cuda::DeviceBuffer sessions;       /* the arrays of the k-means or LTS session in flight,
                                                   carved by carve_session_arrays; kept between calls */
+    statgpu_cuda::DeviceBuffer mixture;        /* the arrays of the Gaussian mixture session in flight
+                                                  (its own: the k-means of its starts carve `sessions`
+                                                  while it is open); kept between calls */
 
     void *h_pinned = nullptr;                  /* page-locked mirror of parts of `control` */
     cudaEvent_t events[statgpu_cuda::kEventCount] = {};
@@ -87,6 +90,8 @@ struct SessionArray {
  * that size has run. The parts stay valid until the next carve; one session
  * is in flight per state. */
 cudaError_t carve_session_arrays(statgpu_cuda_state *state, const SessionArray *arrays, size_t count);
+/* The same from any grow-only workspace. */
+cudaError_t carve_arrays(DeviceBuffer *workspace, const SessionArray *arrays, size_t count);
 void release_device_buffer(DeviceBuffer *buffer);
 
 /* The outcome of one module call: the status and message of its first
@@ -165,9 +170,9 @@ void lts_end(statgpu_cuda_lts_session *session);
 statgpu_cuda_status gmm_begin(statgpu_cuda_state *state, const double *data, size_t n_obs, size_t n_vars,
                               size_t ld, size_t k, statgpu_cuda_gmm_session **out_session,
                               statgpu_cuda_timing *timing, char *msg, size_t msg_bytes);
-statgpu_cuda_status gmm_estep(statgpu_cuda_gmm_session *session, const statgpu_cuda_gmm_model *model,
-                              statgpu_cuda_gmm_sums *out, statgpu_cuda_timing *timing, char *msg,
-                              size_t msg_bytes);
+statgpu_cuda_status gmm_estep(statgpu_cuda_gmm_session *session, const statgpu_cuda_gmm_model *models,
+                              statgpu_cuda_gmm_sums *outs, size_t model_count, statgpu_cuda_timing *timing,
+                              char *msg, size_t msg_bytes);
 void gmm_end(statgpu_cuda_gmm_session *session);
 
 } /* namespace statgpu_cuda */

@@ -32,7 +32,8 @@ struct statgpu_cuda_gmm_session {
     size_t n = 0;
     int d = 0, padded = 0, k = 0, grid = 0;
     size_t shared_bytes = 0, entries = 0, stride = 0, model_doubles = 0;
-    double *d_data = nullptr;       /* n x padded, column-major */
+    double *d_data = nullptr;       /* n x padded, column-major; these arrays are carved from the
+                                       state's mixture workspace */
     double *d_model = nullptr;      /* log_norm k, means k x padded (j padded + v), factors */
     double *d_partials = nullptr;   /* grid x stride */
     double *d_reduced = nullptr;    /* stride */
@@ -46,6 +47,7 @@ namespace statgpu_cuda {
 namespace {
 
 constexpr int kRows = 256;  /* rows per tile = threads per block */
+constexpr size_t kMostModels = STATGPU_CUDA_GMM_MOST_MODELS;
 
 /* Entries of one component's sums: r, r (x - c) (D), and the products. */
 __host__ __device__ constexpr int product_count(int d, bool triangular)
@@ -150,12 +152,15 @@ __device__ __forceinline__ void add_to_part(int part, double *acc, double r, con
 template <int D, bool Triangular, int Parts>
 __global__ void __launch_bounds__(kRows, (D <= 8 || Parts > 1) ? 2 : 1)
     estep_kernel(const double *__restrict__ data, size_t n, int k, int lanes, const double *__restrict__ model,
-                 double *__restrict__ partials, size_t stride, double *__restrict__ resp,
+                 size_t model_stride, double *__restrict__ partials, size_t stride, double *__restrict__ resp,
                  double *__restrict__ row_ll)
 {
     constexpr int E = entry_count(D, Triangular);
     constexpr int A = most_part_entries(D, Triangular, Parts);
     extern __shared__ double shared[];
+    /* blockIdx.y: the model of the launch (a restart), with its own sums. */
+    model += blockIdx.y * model_stride;
+    partials += static_cast<size_t>(blockIdx.y) * gridDim.x * stride;
     const int factor_doubles = Triangular ? D * D : D;
     double *s_log_norm = shared;
     double *s_means = s_log_norm + k;                 /* j D + v */
@@ -298,12 +303,15 @@ __global__ void __launch_bounds__(kRows, (D <= 8 || Parts > 1) ? 2 : 1)
     }
 }
 
-/* reduced[e] = the blocks' partials[b stride + e] added in block order. */
-__global__ void add_blocks_kernel(const double *__restrict__ partials, int blocks, size_t stride,
+/* reduced[e] = the blocks' partials[b stride + e] added in block order, for
+ * e below used, per model. */
+__global__ void add_blocks_kernel(const double *__restrict__ partials, int blocks, size_t stride, size_t used,
                                   double *__restrict__ reduced)
 {
     const size_t e = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-    if (e >= stride)
+    partials += static_cast<size_t>(blockIdx.y) * blocks * stride;  /* blockIdx.y: the model */
+    reduced += blockIdx.y * stride;
+    if (e >= used)
         return;
     double total = 0.0;
     for (int b = 0; b < blocks; ++b)
@@ -311,8 +319,8 @@ __global__ void add_blocks_kernel(const double *__restrict__ partials, int block
     reduced[e] = total;
 }
 
-using EstepKernel = void (*)(const double *, size_t, int, int, const double *, double *, size_t, double *,
-                             double *);
+using EstepKernel = void (*)(const double *, size_t, int, int, const double *, size_t, double *, size_t,
+                             double *, double *);
 
 /* The parts of phase 2 for a padded width, a covariance kind and k: more
  * where the products are many, as long as every (component, part) keeps a
@@ -373,13 +381,7 @@ void free_session(statgpu_cuda_gmm_session *session)
 {
     if (session == nullptr)
         return;
-    cudaFree(session->d_data);
-    cudaFree(session->d_model);
-    cudaFree(session->d_partials);
-    cudaFree(session->d_reduced);
-    cudaFree(session->d_resp);
-    cudaFree(session->d_row_ll);
-    cudaFreeHost(session->h_model);
+    cudaFreeHost(session->h_model);  /* the device arrays belong to the state's workspace */
     cudaFreeHost(session->h_reduced);
     delete session;
 }
@@ -437,15 +439,22 @@ statgpu_cuda_status gmm_begin(statgpu_cuda_state *state, const double *data, siz
     session->grid = static_cast<int>(std::min<size_t>(tiles, 2 * static_cast<size_t>(state->multiprocessor_count)));
     cudaStream_t stream = state->stream;
     cudaEvent_t *events = state->events;
-    bool ok = call.check(cudaMalloc(&session->d_data, n_obs * padded * sizeof(double)), "allocating the GMM data") &&
-              call.check(cudaMalloc(&session->d_model, session->model_doubles * sizeof(double)),
+    /* Every device array from the state's mixture workspace: no cudaMalloc once
+     * a call of this size has run. */
+    const SessionArray arrays[] = {
+        {reinterpret_cast<void **>(&session->d_data), n_obs * padded * sizeof(double)},
+        {reinterpret_cast<void **>(&session->d_model), kMostModels * session->model_doubles * sizeof(double)},
+        {reinterpret_cast<void **>(&session->d_partials),
+         kMostModels * session->grid * session->stride * sizeof(double)},
+        {reinterpret_cast<void **>(&session->d_reduced), kMostModels * session->stride * sizeof(double)},
+        {reinterpret_cast<void **>(&session->d_resp), n_obs * k * sizeof(double)},
+        {reinterpret_cast<void **>(&session->d_row_ll), n_obs * sizeof(double)},
+    };
+    bool ok = call.check(carve_arrays(&state->mixture, arrays, sizeof arrays / sizeof arrays[0]),
+                         "allocating the GMM arrays") &&
+              call.check(cudaMallocHost(&session->h_model, kMostModels * session->model_doubles * sizeof(double)),
                          "allocating the GMM model") &&
-              call.check(cudaMalloc(&session->d_partials, session->grid * session->stride * sizeof(double)),
-                         "allocating the GMM sums") &&
-              call.check(cudaMalloc(&session->d_reduced, session->stride * sizeof(double)), "allocating the GMM sums") &&
-              call.check(cudaMallocHost(&session->h_model, session->model_doubles * sizeof(double)),
-                         "allocating the GMM model") &&
-              call.check(cudaMallocHost(&session->h_reduced, session->stride * sizeof(double)),
+              call.check(cudaMallocHost(&session->h_reduced, kMostModels * session->stride * sizeof(double)),
                          "allocating the GMM sums");
     for (bool triangular : {true, false})
         if (ok && session->shared_bytes > 48 * 1024)
@@ -477,12 +486,19 @@ statgpu_cuda_status gmm_begin(statgpu_cuda_state *state, const double *data, siz
     return STATGPU_CUDA_OK;
 }
 
-statgpu_cuda_status gmm_estep(statgpu_cuda_gmm_session *session, const statgpu_cuda_gmm_model *model,
-                              statgpu_cuda_gmm_sums *out, statgpu_cuda_timing *timing, char *msg, size_t msg_bytes)
+statgpu_cuda_status gmm_estep(statgpu_cuda_gmm_session *session, const statgpu_cuda_gmm_model *models,
+                              statgpu_cuda_gmm_sums *outs, size_t model_count, statgpu_cuda_timing *timing,
+                              char *msg, size_t msg_bytes)
 {
     CallStatus call(msg, msg_bytes);
-    if (session == nullptr || model == nullptr || out == nullptr || model->log_norm == nullptr ||
-        model->means == nullptr || model->factors == nullptr || out->sums == nullptr || out->moments == nullptr) {
+    bool valid = session != nullptr && models != nullptr && outs != nullptr && model_count >= 1 &&
+                 model_count <= kMostModels;
+    for (size_t m = 0; valid && m < model_count; ++m)
+        valid = models[m].log_norm != nullptr && models[m].means != nullptr && models[m].factors != nullptr &&
+                models[m].triangular == models[0].triangular && outs[m].sums != nullptr &&
+                outs[m].moments != nullptr &&
+                (model_count == 1 || (outs[m].responsibilities == nullptr && outs[m].row_log_likelihood == nullptr));
+    if (!valid) {
         call.fail(STATGPU_CUDA_INVALID_ARGUMENT, "gmm_estep: invalid arguments");
         return call.status();
     }
@@ -490,60 +506,61 @@ statgpu_cuda_status gmm_estep(statgpu_cuda_gmm_session *session, const statgpu_c
     if (!call.check(cudaSetDevice(state->device), "selecting the CUDA device"))
         return call.status();
     const int k = session->k, d = session->d, padded = session->padded;
-    const bool triangular = model->triangular != 0;
-    const bool final_step = out->responsibilities != nullptr || out->row_log_likelihood != nullptr;
+    const bool triangular = models[0].triangular != 0;
+    const bool final_step = outs[0].responsibilities != nullptr || outs[0].row_log_likelihood != nullptr;
     cudaStream_t stream = state->stream;
     cudaEvent_t *events = state->events;
 
-    /* The model, padded: log_norm, means (j padded + v), factors. */
-    double *h = session->h_model;
+    /* The models, padded, one after another: log_norm, means (j padded + v),
+     * factors. */
     const int factor_doubles = triangular ? padded * padded : padded;
-    std::memset(h, 0, session->model_doubles * sizeof(double));
-    for (int j = 0; j < k; ++j) {
-        h[j] = model->log_norm[j];
-        for (int v = 0; v < d; ++v)
-            h[k + j * padded + v] = model->means[j + static_cast<size_t>(k) * v];
-        double *f = h + k + k * padded + static_cast<size_t>(j) * factor_doubles;
-        if (triangular) {
-            for (int col = 0; col < d; ++col)
-                for (int row = 0; row <= col; ++row)
-                    f[row + padded * col] = model->factors[static_cast<size_t>(j) * d * d + row + d * col];
-        } else {
+    const size_t model_stride = session->model_doubles;
+    std::memset(session->h_model, 0, model_count * model_stride * sizeof(double));
+    for (size_t m = 0; m < model_count; ++m) {
+        const statgpu_cuda_gmm_model *model = &models[m];
+        double *h = session->h_model + m * model_stride;
+        for (int j = 0; j < k; ++j) {
+            h[j] = model->log_norm[j];
             for (int v = 0; v < d; ++v)
-                f[v] = model->factors[j + static_cast<size_t>(k) * v];
+                h[k + j * padded + v] = model->means[j + static_cast<size_t>(k) * v];
+            double *f = h + k + k * padded + static_cast<size_t>(j) * factor_doubles;
+            if (triangular) {
+                for (int col = 0; col < d; ++col)
+                    for (int row = 0; row <= col; ++row)
+                        f[row + padded * col] = model->factors[static_cast<size_t>(j) * d * d + row + d * col];
+            } else {
+                for (int v = 0; v < d; ++v)
+                    f[v] = model->factors[j + static_cast<size_t>(k) * v];
+            }
         }
     }
-    if (final_step && session->d_resp == nullptr &&
-        (!call.check(cudaMalloc(&session->d_resp, session->n * k * sizeof(double)), "allocating the responsibilities") ||
-         !call.check(cudaMalloc(&session->d_row_ll, session->n * sizeof(double)), "allocating the log densities")))
-        return call.status();
-    const size_t model_used = static_cast<size_t>(k) * (1 + padded + factor_doubles);
     if (!call.check(cudaEventRecord(events[kEventStart], stream), "recording an event") ||
-        !call.check(cudaMemcpyAsync(session->d_model, h, model_used * sizeof(double), cudaMemcpyHostToDevice, stream),
-                    "copying the GMM model to the GPU"))
+        !call.check(cudaMemcpyAsync(session->d_model, session->h_model, model_count * model_stride * sizeof(double),
+                                    cudaMemcpyHostToDevice, stream), "copying the GMM models to the GPU"))
         return call.status();
     const int parts = parts_for(padded, triangular, k);
-    estep_kernel_of(padded, triangular, parts)<<<session->grid, kRows, session->shared_bytes, stream>>>(
-        session->d_data, session->n, k, lanes_for(k, parts), session->d_model, session->d_partials, session->stride,
-        final_step ? session->d_resp : nullptr, final_step ? session->d_row_ll : nullptr);
+    const dim3 grid(static_cast<unsigned>(session->grid), static_cast<unsigned>(model_count));
+    estep_kernel_of(padded, triangular, parts)<<<grid, kRows, session->shared_bytes, stream>>>(
+        session->d_data, session->n, k, lanes_for(k, parts), session->d_model, model_stride, session->d_partials,
+        session->stride, final_step ? session->d_resp : nullptr, final_step ? session->d_row_ll : nullptr);
     if (!call.check(cudaGetLastError(), "running the GMM E-step"))
         return call.status();
     const size_t used = 1 + static_cast<size_t>(k) * entry_count(padded, triangular);
-    add_blocks_kernel<<<static_cast<unsigned>((used + 255) / 256), 256, 0, stream>>>(session->d_partials,
-                                                                                    session->grid, session->stride,
-                                                                                    session->d_reduced);
+    const dim3 add_grid(static_cast<unsigned>((used + 255) / 256), static_cast<unsigned>(model_count));
+    add_blocks_kernel<<<add_grid, 256, 0, stream>>>(session->d_partials, session->grid, session->stride, used,
+                                                   session->d_reduced);
     if (!call.check(cudaGetLastError(), "adding the GMM sums") ||
         !call.check(cudaEventRecord(events[kEventData], stream), "recording an event") ||
-        !call.check(cudaMemcpyAsync(session->h_reduced, session->d_reduced, used * sizeof(double),
-                                    cudaMemcpyDeviceToHost, stream), "reading the GMM sums"))
+        !call.check(cudaMemcpyAsync(session->h_reduced, session->d_reduced, model_count * session->stride *
+                                    sizeof(double), cudaMemcpyDeviceToHost, stream), "reading the GMM sums"))
         return call.status();
     if (final_step) {
-        if (out->responsibilities != nullptr &&
-            !call.check(cudaMemcpyAsync(out->responsibilities, session->d_resp, session->n * k * sizeof(double),
+        if (outs[0].responsibilities != nullptr &&
+            !call.check(cudaMemcpyAsync(outs[0].responsibilities, session->d_resp, session->n * k * sizeof(double),
                                         cudaMemcpyDeviceToHost, stream), "reading the responsibilities"))
             return call.status();
-        if (out->row_log_likelihood != nullptr &&
-            !call.check(cudaMemcpyAsync(out->row_log_likelihood, session->d_row_ll, session->n * sizeof(double),
+        if (outs[0].row_log_likelihood != nullptr &&
+            !call.check(cudaMemcpyAsync(outs[0].row_log_likelihood, session->d_row_ll, session->n * sizeof(double),
                                         cudaMemcpyDeviceToHost, stream), "reading the log densities"))
             return call.status();
     }
@@ -552,23 +569,26 @@ statgpu_cuda_status gmm_estep(statgpu_cuda_gmm_session *session, const statgpu_c
         return call.status();
 
     /* Unpadded, in the engine's layouts. */
-    const double *reduced = session->h_reduced;
     const int entries = entry_count(padded, triangular);
-    out->log_likelihood = reduced[0];
-    for (int j = 0; j < k; ++j) {
-        const double *component = reduced + 1 + static_cast<size_t>(j) * entries;
-        out->sums[j] = component[0];
-        for (int v = 0; v < d; ++v)
-            out->sums[k + j + static_cast<size_t>(k) * v] = component[1 + v];
-        const double *products = component + 1 + padded;
-        if (triangular) {
-            double *block = out->moments + static_cast<size_t>(j) * d * d;
-            for (int col = 0; col < d; ++col)
-                for (int row = 0; row < d; ++row)
-                    block[row + d * col] = row <= col ? products[col * (col + 1) / 2 + row] : 0.0;
-        } else {
+    for (size_t m = 0; m < model_count; ++m) {
+        const double *reduced = session->h_reduced + m * session->stride;
+        statgpu_cuda_gmm_sums *out = &outs[m];
+        out->log_likelihood = reduced[0];
+        for (int j = 0; j < k; ++j) {
+            const double *component = reduced + 1 + static_cast<size_t>(j) * entries;
+            out->sums[j] = component[0];
             for (int v = 0; v < d; ++v)
-                out->moments[static_cast<size_t>(j) * d + v] = products[v];
+                out->sums[k + j + static_cast<size_t>(k) * v] = component[1 + v];
+            const double *products = component + 1 + padded;
+            if (triangular) {
+                double *block = out->moments + static_cast<size_t>(j) * d * d;
+                for (int col = 0; col < d; ++col)
+                    for (int row = 0; row < d; ++row)
+                        block[row + d * col] = row <= col ? products[col * (col + 1) / 2 + row] : 0.0;
+            } else {
+                for (int v = 0; v < d; ++v)
+                    out->moments[static_cast<size_t>(j) * d + v] = products[v];
+            }
         }
     }
     if (timing != nullptr) {

@@ -68,6 +68,11 @@ cudaError_t ensure_device_buffer(DeviceBuffer *buffer, size_t bytes)
 
 cudaError_t carve_session_arrays(statgpu_cuda_state *state, const SessionArray *arrays, size_t count)
 {
+    return carve_arrays(&state->sessions, arrays, count);
+}
+
+cudaError_t carve_arrays(DeviceBuffer *workspace, const SessionArray *arrays, size_t count)
+{
     size_t total = 0;
     for (size_t a = 0; a < count; ++a) {
         const size_t aligned = (arrays[a].bytes + 255) / 256 * 256;
@@ -75,10 +80,10 @@ cudaError_t carve_session_arrays(statgpu_cuda_state *state, const SessionArray *
             return cudaErrorMemoryAllocation;
         total += aligned;
     }
-    const cudaError_t error = ensure_device_buffer(&state->sessions, total > 0 ? total : 1);
+    const cudaError_t error = ensure_device_buffer(workspace, total > 0 ? total : 1);
     if (error != cudaSuccess)
         return error;
-    char *next = static_cast<char *>(state->sessions.d_ptr);
+    char *next = static_cast<char *>(workspace->d_ptr);
     for (size_t a = 0; a < count; ++a) {
         *arrays[a].pointer = next;
         next += (arrays[a].bytes + 255) / 256 * 256;
@@ -105,7 +110,8 @@ void destroy_state(statgpu_cuda_state *state)
         (void)cudaStreamSynchronize(state->stream);
     DeviceBuffer *buffers[] = {&state->data,     &state->candidates[0], &state->candidates[1], &state->segments,
                                &state->keys[0],  &state->keys[1],       &state->cub_temp,      &state->partials,
-                               &state->gather,   &state->control,       &state->sessions};
+                               &state->gather,   &state->control,       &state->sessions,
+                               &state->mixture};
     for (DeviceBuffer *buffer : buffers)
         release_device_buffer(buffer);
     if (state->h_pinned != nullptr)

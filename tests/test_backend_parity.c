@@ -19,7 +19,8 @@
  *                     of the largest of each, the same labels but for rows
  *                     whose two best probabilities tie to 1e-6; a second GPU
  *                     run gives the same bits; 17 variables run on the CPU
- *                     with a note that says why
+ *                     with a note that says why; 20 restarts (16 of them in
+ *                     one launch an iteration) reach the CPU's optimum
  *
  * Skipped (exit 77) where CUDA is unusable, unless STATGPU_EXPECT_CUDA=1 says
  * a GPU must be there.
@@ -266,10 +267,49 @@ static void check_gmm(size_t n, size_t d, size_t k, statgpu_gmm_covariance type)
     free(precisions);
 }
 
+/* Restarts: on the GPU up to 16 go in one launch an iteration; 20 restarts
+ * (a launch of 16, then one of 4) from k-means starts reach the CPU's best
+ * log-likelihood within 1e-10 (which restart wins among those that reach the
+ * same optimum is a matter of the last bits), and a second GPU run gives the
+ * same bits and the same restart. */
+static void check_gmm_restarts(void)
+{
+    const size_t n = 4000, d = 2, k = 3;
+    double *data = malloc(n * d * sizeof *data);
+    test_rng rng = { 77 };
+    for (size_t i = 0; i < n; ++i)
+        for (size_t v = 0; v < d; ++v)
+            data[i + n * v] = 2.0 * (double)(i % k) * (v ? 1.0 : -1.0) + test_rng_normal(&rng);
+    statgpu_gmm_params params;
+    statgpu_gmm_params_init(&params);
+    params.restart_count = 20;
+    params.seed = 12;
+    params.tolerance = 1e-8;
+    statgpu_gmm_result *cpu = NULL, *cuda = NULL, *again = NULL;
+    assert_int_equal(statgpu_gmm(g_cpu, data, n, d, n, k, &params, &cpu), STATGPU_OK);
+    assert_int_equal(statgpu_gmm(g_cuda, data, n, d, n, k, &params, &cuda), STATGPU_OK);
+    statgpu_backend_report report;
+    assert_int_equal(statgpu_context_backend_report(g_cuda, &report), STATGPU_OK);
+    if (report.last_used != STATGPU_BACKEND_CUDA)
+        fail_msg("restarts asked for CUDA ran on the CPU: %s", report.note);
+    assert_int_equal(statgpu_gmm(g_cuda, data, n, d, n, k, &params, &again), STATGPU_OK);
+    assert_int_equal(cuda->restart_count, 20);
+    assert_int_equal(again->best_restart, cuda->best_restart);
+    if (!close_to(cuda->log_likelihood, cpu->log_likelihood, 1e-10, 0.0))
+        fail_msg("20 restarts: log-likelihood CPU %.17g, CUDA %.17g", cpu->log_likelihood, cuda->log_likelihood);
+    assert_true(test_same_bits(cuda->log_likelihood, again->log_likelihood));
+    assert_memory_equal(cuda->means, again->means, k * d * sizeof(double));
+    statgpu_gmm_result_destroy(cpu);
+    statgpu_gmm_result_destroy(cuda);
+    statgpu_gmm_result_destroy(again);
+    free(data);
+}
+
 static void test_gmm(void **state)
 {
     (void)state;
     TEST_SKIP_IF(g_skip_reason);
+    check_gmm_restarts();
     const size_t shapes[][3] = { { 300, 1, 2 }, { 5000, 3, 5 }, { 20000, 8, 8 }, { 3000, 13, 4 },
                                  { 70000, 16, 16 }, { 1000, 2, 64 }, { 2000, 17, 3 } };
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)

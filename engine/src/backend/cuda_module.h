@@ -99,6 +99,9 @@ typedef struct statgpu_cuda_lts_session statgpu_cuda_lts_session;
 
 /* ----- Gaussian mixtures ----- */
 
+/* The most models one E-step launch takes. */
+#define STATGPU_CUDA_GMM_MOST_MODELS 16u
+
 /* The data of one Gaussian mixture call, resident on the device. */
 typedef struct statgpu_cuda_gmm_session statgpu_cuda_gmm_session;
 
@@ -198,14 +201,18 @@ typedef struct statgpu_cuda_gmm_i {
      * STATGPU_CUDA_INVALID_ARGUMENT (with why) for sizes the module's kernels
      * do not take (more than 16 variables, more than 256 components, or a
      * model beyond shared memory), which the engine runs on the CPU. estep
-     * runs one E-step on model and fills out (see statgpu_cuda_gmm_sums).
-     * end frees the session; NULL is a no-op. */
+     * runs one E-step for each of model_count models (1 to
+     * STATGPU_CUDA_GMM_MOST_MODELS, all triangular or all diagonal: the
+     * restarts of a fit) in one launch, and fills outs[m] for models[m] (see
+     * statgpu_cuda_gmm_sums; responsibilities and row log-likelihoods only
+     * with one model). Each model's sums are the same bits whatever else is
+     * in the launch. end frees the session; NULL is a no-op. */
     statgpu_cuda_status (*begin)(statgpu_cuda_state *state, const double *data, size_t n_obs, size_t n_vars,
                                  size_t ld, size_t k, statgpu_cuda_gmm_session **out_session,
                                  statgpu_cuda_timing *timing, char *msg, size_t msg_bytes);
-    statgpu_cuda_status (*estep)(statgpu_cuda_gmm_session *session, const statgpu_cuda_gmm_model *model,
-                                 statgpu_cuda_gmm_sums *out, statgpu_cuda_timing *timing, char *msg,
-                                 size_t msg_bytes);
+    statgpu_cuda_status (*estep)(statgpu_cuda_gmm_session *session, const statgpu_cuda_gmm_model *models,
+                                 statgpu_cuda_gmm_sums *outs, size_t model_count, statgpu_cuda_timing *timing,
+                                 char *msg, size_t msg_bytes);
     void (*end)(statgpu_cuda_gmm_session *session);
 } statgpu_cuda_gmm_i;
 

@@ -505,15 +505,15 @@ static bool sg_gmm_m_step_moments(sg_gmm_fit *fit, const double *sums, const dou
 
 /* The model as the device's E-step takes it: log_norm and the factors, in
  * triangular blocks (full; tied repeated k times) or a k x d diagonal (diag;
- * spherical's one value repeated over the variables). */
-static statgpu_cuda_gmm_model sg_gmm_device_model(sg_gmm_fit *fit)
+ * spherical's one value repeated over the variables), written to log_norm
+ * (k) and factors (k d^2) where they are not the model's own. */
+static statgpu_cuda_gmm_model sg_gmm_device_model(const sg_gmm_fit *fit, const sg_gmm_model *m, double *log_norm,
+                                                  double *factors)
 {
     const size_t k = fit->k, d = fit->d;
-    sg_gmm_model *m = &fit->model;
-    statgpu_cuda_gmm_model model = { 0, fit->log_norm, m->means, fit->factors };
-    double *factors = fit->factors;
+    statgpu_cuda_gmm_model model = { 0, log_norm, m->means, factors };
     for (size_t j = 0; j < k; ++j)
-        fit->log_norm[j] = log(m->weights[j]) + m->log_det[j] - 0.5 * (double)d * SG_GMM_LOG_2PI;
+        log_norm[j] = log(m->weights[j]) + m->log_det[j] - 0.5 * (double)d * SG_GMM_LOG_2PI;
     switch (fit->type) {
     case STATGPU_GMM_FULL:
         model.triangular = 1;
@@ -536,31 +536,90 @@ static statgpu_cuda_gmm_model sg_gmm_device_model(sg_gmm_fit *fit)
     return model;
 }
 
-/* An E-step on the device into sums, moments and, with final, the
- * responsibilities and row log-likelihoods; the mean per-row log-likelihood
- * in *bound. false with fit->device_status when the device failed. */
-static bool sg_gmm_device_e_step(sg_gmm_fit *fit, double *sums, bool final, double *bound)
+/* The final E-step on the device, of fit->model: responsibilities and row
+ * log-likelihoods into fit->resp and fit->row_ll. false with
+ * fit->device_status when the device failed. */
+static bool sg_gmm_device_final_e_step(sg_gmm_fit *fit, double *sums)
 {
-    statgpu_cuda_gmm_model model = sg_gmm_device_model(fit);
-    statgpu_cuda_gmm_sums out = { 0.0, sums, fit->moments, final ? fit->resp : NULL, final ? fit->row_ll : NULL };
-    fit->device_status = sg_cuda_gmm_estep(fit->device, &model, &out);
-    *bound = out.log_likelihood / (double)fit->n;
+    statgpu_cuda_gmm_model model = sg_gmm_device_model(fit, &fit->model, fit->log_norm, fit->factors);
+    statgpu_cuda_gmm_sums out = { 0.0, sums, fit->moments, fit->resp, fit->row_ll };
+    fit->device_status = sg_cuda_gmm_estep(fit->device, &model, &out, 1);
     return fit->device_status == STATGPU_CUDA_OK;
 }
 
-/* One EM iteration: the E-step (its mean per-row log-likelihood in *bound)
- * and the M-step, on the device's sums or the CPU's passes. 0, or 1 when the
- * M-step failed (out of memory, a covariance beyond repair), or 2 when the
- * device failed. */
-static int sg_gmm_iterate(sg_gmm_fit *fit, double *sums, double *bound)
+/* A run (restart) in flight: its model, its E-step's sums, where it stands.
+ * On the device up to STATGPU_CUDA_GMM_MOST_MODELS runs go together, each
+ * E-step of all of them one launch; on the CPU one at a time. */
+static void sg_gmm_model_free(sg_gmm_model *m);
+static bool sg_gmm_model_alloc(sg_gmm_model *m, statgpu_gmm_covariance type, size_t k, size_t d);
+
+typedef struct sg_gmm_slot {
+    sg_gmm_model model;
+    double      *sums, *moments, *log_norm, *factors;
+    double       bound;
+    size_t       iterations, regularised;
+    int          converged, active;
+} sg_gmm_slot;
+
+static bool sg_gmm_slot_alloc(sg_gmm_slot *slot, statgpu_gmm_covariance type, size_t k, size_t d)
 {
+    slot->sums = malloc((k + k * d) * sizeof(double));
+    slot->moments = malloc(k * d * d * sizeof(double));
+    slot->log_norm = malloc(k * sizeof(double));
+    slot->factors = malloc(k * d * d * sizeof(double));
+    return sg_gmm_model_alloc(&slot->model, type, k, d) && slot->sums && slot->moments && slot->log_norm
+           && slot->factors;
+}
+
+static void sg_gmm_slot_free(sg_gmm_slot *slot)
+{
+    sg_gmm_model_free(&slot->model);
+    free(slot->sums);
+    free(slot->moments);
+    free(slot->log_norm);
+    free(slot->factors);
+}
+
+/* One EM iteration of every active slot: the E-steps (on the device, one
+ * launch for all), each slot's bound, then each one's M-step. 0, or 1 when
+ * an M-step failed (out of memory, a covariance beyond repair), or 2 when the
+ * device failed (fit->device_status). */
+static int sg_gmm_iterate_slots(sg_gmm_fit *fit, sg_gmm_slot *slots, size_t count)
+{
+    const sg_gmm_model working = fit->model;
+    int failure = 0;
     if (fit->device != NULL) {
-        if (!sg_gmm_device_e_step(fit, sums, false, bound))
+        statgpu_cuda_gmm_model models[STATGPU_CUDA_GMM_MOST_MODELS];
+        statgpu_cuda_gmm_sums outs[STATGPU_CUDA_GMM_MOST_MODELS];
+        size_t index[STATGPU_CUDA_GMM_MOST_MODELS], active = 0;
+        for (size_t s = 0; s < count; ++s)
+            if (slots[s].active) {
+                models[active] = sg_gmm_device_model(fit, &slots[s].model, slots[s].log_norm, slots[s].factors);
+                outs[active] = (statgpu_cuda_gmm_sums){ 0.0, slots[s].sums, slots[s].moments, NULL, NULL };
+                index[active++] = s;
+            }
+        fit->device_status = sg_cuda_gmm_estep(fit->device, models, outs, active);
+        if (fit->device_status != STATGPU_CUDA_OK)
             return 2;
-        return sg_gmm_m_step_moments(fit, sums, fit->moments) ? 0 : 1;
+        for (size_t a = 0; a < active; ++a)
+            slots[index[a]].bound = outs[a].log_likelihood / (double)fit->n;
+    } else {
+        for (size_t s = 0; s < count; ++s)
+            if (slots[s].active) {
+                fit->model = slots[s].model;
+                slots[s].bound = sg_gmm_e_step(fit, slots[s].sums, slots[s].moments);
+            }
     }
-    *bound = sg_gmm_e_step(fit, sums, fit->moments);
-    return sg_gmm_m_step_moments(fit, sums, fit->moments) ? 0 : 1;
+    for (size_t s = 0; s < count; ++s)
+        if (slots[s].active) {
+            fit->model = slots[s].model;
+            fit->regularised = slots[s].regularised;
+            if (!sg_gmm_m_step_moments(fit, slots[s].sums, slots[s].moments))
+                failure = 1;
+            slots[s].regularised = fit->regularised;
+        }
+    fit->model = working;
+    return failure;
 }
 
 /* ------------------------------------------------------------- the entry */
@@ -916,6 +975,8 @@ static statgpu_status sg_gmm_fit_data(statgpu_context *context, const double *da
                        blocks, NULL, NULL, NULL, stride, { 0 }, 0, device, false, NULL, NULL, NULL, NULL,
                        STATGPU_CUDA_OK };
     sg_gmm_model best = { 0 };
+    sg_gmm_slot *slots = NULL;
+    size_t slot_count = 0;
     statgpu_gmm_result *result = calloc(1, sizeof *result);
     double *sums = malloc((k + k * d) * sizeof *sums);
     fit.resp = malloc(n * k * sizeof *fit.resp);
@@ -940,23 +1001,50 @@ static statgpu_status sg_gmm_fit_data(statgpu_context *context, const double *da
     size_t best_iterations = 0, best_run = 0, best_regularised = 0;
     int best_converged = 0;
     size_t cov_count = sg_gmm_cov_count(chosen.covariance, k, d);
-    for (size_t run = 0; run < runs; ++run) {
-        fit.regularised = 0;
-        uint64_t stream = sg_derive_stream(context->params.seed, chosen.seed, 0x5DEECE66Dull, run);
-        switch (chosen.init) {
-        case STATGPU_GMM_INIT_GIVEN:     status = sg_gmm_given(context, &fit, &chosen); break;
-        case STATGPU_GMM_INIT_PLUS_PLUS: status = sg_gmm_from_plus_plus(context, &fit, stream, sums); break;
-        case STATGPU_GMM_INIT_RANDOM:    status = sg_gmm_from_random(context, &fit, stream, sums); break;
-        default:                         status = sg_gmm_from_kmeans(context, &fit, stream, sums); break;
-        }
-        if (status != STATGPU_OK)
+    const size_t batch = device != NULL ? STATGPU_CUDA_GMM_MOST_MODELS : 1;
+    slot_count = runs < batch ? runs : batch;
+    slots = calloc(slot_count, sizeof *slots);
+    for (size_t s = 0; slots != NULL && s < slot_count; ++s)
+        if (!sg_gmm_slot_alloc(&slots[s], chosen.covariance, k, d)) {
+            slot_count = s + 1;
+            status = sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate GMM restarts");
             goto done;
-        double bound = -INFINITY;
-        size_t iteration = 0;
-        int converged = 0;
-        for (iteration = 1; iteration <= chosen.max_iterations; ++iteration) {
-            double previous = bound;
-            int failure = sg_gmm_iterate(&fit, sums, &bound);
+        }
+    if (slots == NULL) {
+        status = sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate GMM restarts");
+        goto done;
+    }
+    for (size_t first = 0; first < runs; first += slot_count) {
+        const size_t count = runs - first < slot_count ? runs - first : slot_count;
+        for (size_t s = 0; s < count; ++s) {
+            sg_gmm_slot *slot = &slots[s];
+            fit.regularised = 0;
+            uint64_t stream = sg_derive_stream(context->params.seed, chosen.seed, 0x5DEECE66Dull, first + s);
+            switch (chosen.init) {
+            case STATGPU_GMM_INIT_GIVEN:     status = sg_gmm_given(context, &fit, &chosen); break;
+            case STATGPU_GMM_INIT_PLUS_PLUS: status = sg_gmm_from_plus_plus(context, &fit, stream, sums); break;
+            case STATGPU_GMM_INIT_RANDOM:    status = sg_gmm_from_random(context, &fit, stream, sums); break;
+            default:                         status = sg_gmm_from_kmeans(context, &fit, stream, sums); break;
+            }
+            if (status != STATGPU_OK)
+                goto done;
+            memcpy(slot->model.weights, fit.model.weights, k * sizeof(double));
+            memcpy(slot->model.means, fit.model.means, k * d * sizeof(double));
+            memcpy(slot->model.covariances, fit.model.covariances, cov_count * sizeof(double));
+            memcpy(slot->model.prec_chol, fit.model.prec_chol, cov_count * sizeof(double));
+            memcpy(slot->model.log_det, fit.model.log_det, k * sizeof(double));
+            slot->regularised = fit.regularised;
+            slot->bound = -INFINITY;
+            slot->iterations = chosen.max_iterations;
+            slot->converged = 0;
+            slot->active = 1;
+        }
+        size_t active = count;
+        for (size_t iteration = 1; iteration <= chosen.max_iterations && active > 0; ++iteration) {
+            double previous[STATGPU_CUDA_GMM_MOST_MODELS];
+            for (size_t s = 0; s < count; ++s)
+                previous[s] = slots[s].bound;
+            int failure = sg_gmm_iterate_slots(&fit, slots, count);
             if (failure == 2) {
                 status = STATGPU_ERROR_BACKEND;
                 goto done;
@@ -966,39 +1054,43 @@ static statgpu_status sg_gmm_fit_data(statgpu_context *context, const double *da
                                  "covariance could not be made positive definite");
                 goto done;
             }
-            if (sg_progress_cancelled(context, ((double)run + (double)iteration / (double)chosen.max_iterations)
+            if (sg_progress_cancelled(context, ((double)first + (double)count * (double)iteration
+                                                                 / (double)chosen.max_iterations)
                                                    / (double)runs)) {
                 status = sg_fail(context, STATGPU_ERROR_CANCELLED, "cancelled");
                 goto done;
             }
-            if (fabs(bound - previous) < chosen.tolerance) {
-                converged = 1;
-                break;
-            }
+            for (size_t s = 0; s < count; ++s)
+                if (slots[s].active && fabs(slots[s].bound - previous[s]) < chosen.tolerance) {
+                    slots[s].converged = 1;
+                    slots[s].iterations = iteration;
+                    slots[s].active = 0;
+                    --active;
+                }
         }
-        if (iteration > chosen.max_iterations)
-            iteration = chosen.max_iterations;
-        if (bound > best_bound || best_bound == -INFINITY) {
-            best_bound = bound;
-            best_iterations = iteration;
-            best_converged = converged;
-            best_run = run;
-            best_regularised = fit.regularised;
-            memcpy(best.weights, fit.model.weights, k * sizeof(double));
-            memcpy(best.means, fit.model.means, k * d * sizeof(double));
-            memcpy(best.covariances, fit.model.covariances, cov_count * sizeof(double));
-            memcpy(best.prec_chol, fit.model.prec_chol, cov_count * sizeof(double));
-            memcpy(best.log_det, fit.model.log_det, k * sizeof(double));
+        for (size_t s = 0; s < count; ++s) {
+            const sg_gmm_slot *slot = &slots[s];
+            if (slot->bound > best_bound || best_bound == -INFINITY) {
+                best_bound = slot->bound;
+                best_iterations = slot->iterations;
+                best_converged = slot->converged;
+                best_run = first + s;
+                best_regularised = slot->regularised;
+                memcpy(best.weights, slot->model.weights, k * sizeof(double));
+                memcpy(best.means, slot->model.means, k * d * sizeof(double));
+                memcpy(best.covariances, slot->model.covariances, cov_count * sizeof(double));
+                memcpy(best.prec_chol, slot->model.prec_chol, cov_count * sizeof(double));
+                memcpy(best.log_det, slot->model.log_det, k * sizeof(double));
+            }
         }
     }
 
     /* The final E-step, on the kept parameters. */
     sg_gmm_model working = fit.model;
     fit.model = best;
-    double final_bound = 0.0;
     bool final_ok = true;
     if (device != NULL) {
-        final_ok = sg_gmm_device_e_step(&fit, sums, true, &final_bound);
+        final_ok = sg_gmm_device_final_e_step(&fit, sums);
     } else {
         fit.keep_resp = true;
         (void)sg_gmm_e_step(&fit, sums, fit.moments);
@@ -1069,6 +1161,9 @@ done:
     free(fit.resp);
     free(fit.row_ll);
     free(fit.partials);
+    for (size_t s = 0; slots != NULL && s < slot_count; ++s)
+        sg_gmm_slot_free(&slots[s]);
+    free(slots);
     free(fit.moments);
     free(fit.log_weights);
     free(fit.factors);

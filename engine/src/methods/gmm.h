@@ -22,9 +22,10 @@ typedef struct sg_gmm_device {
 statgpu_cuda_status sg_cuda_gmm_begin(statgpu_context *context, const double *data, size_t n_obs, size_t n_vars,
                                       size_t ld, size_t k, sg_gmm_device *device);
 
-/* One E-step on the device and its sums (cuda_module.h's gmm estep). */
-statgpu_cuda_status sg_cuda_gmm_estep(sg_gmm_device *device, const statgpu_cuda_gmm_model *model,
-                                      statgpu_cuda_gmm_sums *out);
+/* One E-step on the device for each of count models (restarts), and their
+ * sums (cuda_module.h's gmm estep). */
+statgpu_cuda_status sg_cuda_gmm_estep(sg_gmm_device *device, const statgpu_cuda_gmm_model *models,
+                                      statgpu_cuda_gmm_sums *outs, size_t count);
 
 /* Frees the session; a device without one is left as it is. */
 void sg_cuda_gmm_end(sg_gmm_device *device);

@@ -19,11 +19,11 @@ statgpu_cuda_status sg_cuda_gmm_begin(statgpu_context *context, const double *da
                               device->message, sizeof device->message);
 }
 
-statgpu_cuda_status sg_cuda_gmm_estep(sg_gmm_device *device, const statgpu_cuda_gmm_model *model,
-                                      statgpu_cuda_gmm_sums *out)
+statgpu_cuda_status sg_cuda_gmm_estep(sg_gmm_device *device, const statgpu_cuda_gmm_model *models,
+                                      statgpu_cuda_gmm_sums *outs, size_t count)
 {
-    return sg_cuda_module(NULL)->gmm->estep(device->session, model, out, &device->timing, device->message,
-                                             sizeof device->message);
+    return sg_cuda_module(NULL)->gmm->estep(device->session, models, outs, count, &device->timing,
+                                             device->message, sizeof device->message);
 }
 
 void sg_cuda_gmm_end(sg_gmm_device *device)
