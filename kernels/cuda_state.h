@@ -56,6 +56,9 @@ struct statgpu_cuda_state {
                                                   while it is open); kept between calls */
 
     void *h_pinned = nullptr;                  /* page-locked mirror of parts of `control` */
+    void *h_staging[2] = {};                   /* page-locked chunks that host data pass through
+                                                  (upload_staged, download_staged), made at first use */
+    cudaEvent_t staged[2] = {};                /* each chunk's last copy on the stream */
     cudaEvent_t events[statgpu_cuda::kEventCount] = {};
 };
 
@@ -90,6 +93,24 @@ struct SessionArray {
  * that size has run. The parts stay valid until the next carve; one session
  * is in flight per state. */
 cudaError_t carve_session_arrays(statgpu_cuda_state *state, const SessionArray *arrays, size_t count);
+/* A piece of a staged copy: bytes between host memory and device memory. */
+struct StagedPiece {
+    void       *host;    /* read by upload_staged, written by download_staged */
+    void       *device;
+    size_t      bytes;
+};
+
+/* Copies pieces of pageable host memory to the device (upload) or back
+ * (download) on stream through the state's two pinned chunks: the host's
+ * copy of one chunk into (out of) page-locked memory overlaps the device's
+ * copy of the other, where the driver alone copies pageable memory one small
+ * bounce buffer at a time. upload_staged returns with the last copies still
+ * queued (their sources are the chunks, not the caller's memory);
+ * download_staged returns when every byte is in host memory. */
+cudaError_t upload_staged(statgpu_cuda_state *state, const StagedPiece *pieces, size_t count, cudaStream_t stream);
+cudaError_t download_staged(statgpu_cuda_state *state, const StagedPiece *pieces, size_t count,
+                            cudaStream_t stream);
+
 /* The same from any grow-only workspace. */
 cudaError_t carve_arrays(DeviceBuffer *workspace, const SessionArray *arrays, size_t count);
 void release_device_buffer(DeviceBuffer *buffer);

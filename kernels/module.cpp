@@ -17,6 +17,7 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <tuple>
 #include <new>
@@ -91,6 +92,86 @@ cudaError_t carve_arrays(DeviceBuffer *workspace, const SessionArray *arrays, si
     return cudaSuccess;
 }
 
+namespace {
+
+constexpr size_t kStagingChunk = size_t(8) << 20;  /* bytes of each pinned chunk */
+
+cudaError_t ensure_staging(statgpu_cuda_state *state)
+{
+    for (int b = 0; b < 2; ++b) {
+        if (state->h_staging[b] == nullptr) {
+            const cudaError_t error = cudaMallocHost(&state->h_staging[b], kStagingChunk);
+            if (error != cudaSuccess) {
+                state->h_staging[b] = nullptr;
+                return error;
+            }
+        }
+        if (state->staged[b] == nullptr) {
+            const cudaError_t error = cudaEventCreateWithFlags(&state->staged[b], cudaEventDisableTiming);
+            if (error != cudaSuccess) {
+                state->staged[b] = nullptr;
+                return error;
+            }
+        }
+    }
+    return cudaSuccess;
+}
+
+} /* namespace */
+
+cudaError_t upload_staged(statgpu_cuda_state *state, const StagedPiece *pieces, size_t count, cudaStream_t stream)
+{
+    cudaError_t error = ensure_staging(state);
+    int slot = 0;
+    for (size_t p = 0; error == cudaSuccess && p < count; ++p)
+        for (size_t offset = 0; error == cudaSuccess && offset < pieces[p].bytes; offset += kStagingChunk) {
+            const size_t bytes = std::min(kStagingChunk, pieces[p].bytes - offset);
+            error = cudaEventSynchronize(state->staged[slot]);  /* the chunk's last copy has left it */
+            if (error != cudaSuccess)
+                break;
+            std::memcpy(state->h_staging[slot], static_cast<const char *>(pieces[p].host) + offset, bytes);
+            error = cudaMemcpyAsync(static_cast<char *>(pieces[p].device) + offset, state->h_staging[slot], bytes,
+                                    cudaMemcpyHostToDevice, stream);
+            if (error == cudaSuccess)
+                error = cudaEventRecord(state->staged[slot], stream);
+            slot ^= 1;
+        }
+    return error;
+}
+
+cudaError_t download_staged(statgpu_cuda_state *state, const StagedPiece *pieces, size_t count,
+                            cudaStream_t stream)
+{
+    cudaError_t error = ensure_staging(state);
+    /* The chunk on its way to the host: its place there, its size, its slot. */
+    char *pending_host = nullptr;
+    size_t pending_bytes = 0;
+    int pending_slot = 0, slot = 0;
+    auto finish_pending = [&]() {
+        if (pending_host == nullptr || error != cudaSuccess)
+            return;
+        error = cudaEventSynchronize(state->staged[pending_slot]);
+        if (error == cudaSuccess)
+            std::memcpy(pending_host, state->h_staging[pending_slot], pending_bytes);
+        pending_host = nullptr;
+    };
+    for (size_t p = 0; error == cudaSuccess && p < count; ++p)
+        for (size_t offset = 0; error == cudaSuccess && offset < pieces[p].bytes; offset += kStagingChunk) {
+            const size_t bytes = std::min(kStagingChunk, pieces[p].bytes - offset);
+            error = cudaMemcpyAsync(state->h_staging[slot], static_cast<const char *>(pieces[p].device) + offset,
+                                    bytes, cudaMemcpyDeviceToHost, stream);
+            if (error == cudaSuccess)
+                error = cudaEventRecord(state->staged[slot], stream);
+            finish_pending();  /* the other chunk, while this one crosses the bus */
+            pending_host = static_cast<char *>(pieces[p].host) + offset;
+            pending_bytes = bytes;
+            pending_slot = slot;
+            slot ^= 1;
+        }
+    finish_pending();
+    return error;
+}
+
 void release_device_buffer(DeviceBuffer *buffer)
 {
     if (buffer->d_ptr != nullptr)
@@ -116,6 +197,12 @@ void destroy_state(statgpu_cuda_state *state)
         release_device_buffer(buffer);
     if (state->h_pinned != nullptr)
         (void)cudaFreeHost(state->h_pinned);
+    for (int b = 0; b < 2; ++b) {
+        if (state->h_staging[b] != nullptr)
+            (void)cudaFreeHost(state->h_staging[b]);
+        if (state->staged[b] != nullptr)
+            (void)cudaEventDestroy(state->staged[b]);
+    }
     for (cudaEvent_t event : state->events)
         if (event != nullptr)
             (void)cudaEventDestroy(event);
