@@ -377,16 +377,6 @@ size_t shared_bytes_for(int padded, int k, int lanes)
     return (model + std::max(tile, std::max(sums, static_cast<size_t>(kRows / 32)))) * sizeof(double);
 }
 
-/* The data's columns (leading dimension ld) to n x d on the device, staged. */
-cudaError_t upload_columns(statgpu_cuda_state *state, double *device, const double *data, size_t n, size_t d,
-                           size_t ld, cudaStream_t stream)
-{
-    std::vector<StagedPiece> pieces(d);
-    for (size_t v = 0; v < d; ++v)
-        pieces[v] = {const_cast<double *>(data + ld * v), device + n * v, n * sizeof(double)};
-    return upload_staged(state, pieces.data(), d, stream);
-}
-
 void free_session(statgpu_cuda_gmm_session *session)
 {
     if (session == nullptr)
@@ -475,7 +465,8 @@ statgpu_cuda_status gmm_begin(statgpu_cuda_state *state, const double *data, siz
                             "reserving shared memory for the GMM E-step");
     if (ok)
         ok = call.check(cudaEventRecord(events[kEventStart], stream), "recording an event") &&
-             call.check(upload_columns(state, session->d_data, data, n_obs, n_vars, ld, stream),
+             call.check(cudaMemcpy2DAsync(session->d_data, n_obs * sizeof(double), data, ld * sizeof(double),
+                                          n_obs * sizeof(double), n_vars, cudaMemcpyHostToDevice, stream),
                         "copying the GMM data to the GPU") &&
              (static_cast<size_t>(padded) == n_vars ||
               call.check(cudaMemsetAsync(session->d_data + n_obs * n_vars, 0,

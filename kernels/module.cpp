@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cstring>
 #include <tuple>
+#include <vector>
 #include <new>
 
 #if defined(__GNUC__)
@@ -118,26 +119,6 @@ cudaError_t ensure_staging(statgpu_cuda_state *state)
 }
 
 } /* namespace */
-
-cudaError_t upload_staged(statgpu_cuda_state *state, const StagedPiece *pieces, size_t count, cudaStream_t stream)
-{
-    cudaError_t error = ensure_staging(state);
-    int slot = 0;
-    for (size_t p = 0; error == cudaSuccess && p < count; ++p)
-        for (size_t offset = 0; error == cudaSuccess && offset < pieces[p].bytes; offset += kStagingChunk) {
-            const size_t bytes = std::min(kStagingChunk, pieces[p].bytes - offset);
-            error = cudaEventSynchronize(state->staged[slot]);  /* the chunk's last copy has left it */
-            if (error != cudaSuccess)
-                break;
-            std::memcpy(state->h_staging[slot], static_cast<const char *>(pieces[p].host) + offset, bytes);
-            error = cudaMemcpyAsync(static_cast<char *>(pieces[p].device) + offset, state->h_staging[slot], bytes,
-                                    cudaMemcpyHostToDevice, stream);
-            if (error == cudaSuccess)
-                error = cudaEventRecord(state->staged[slot], stream);
-            slot ^= 1;
-        }
-    return error;
-}
 
 cudaError_t download_staged(statgpu_cuda_state *state, const StagedPiece *pieces, size_t count,
                             cudaStream_t stream)
