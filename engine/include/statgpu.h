@@ -737,6 +737,96 @@ STATGPU_API statgpu_status statgpu_gmm_select(statgpu_context *context, const do
 STATGPU_API void statgpu_gmm_result_destroy(statgpu_gmm_result *result);
 
 
+/* ===== Inverse Gaussian mixtures ========================================== */
+
+/* Mixtures of k inverse Gaussian distributions fitted by EM to many data sets
+ * at once (positive, right-skewed data: response times, durations), each data
+ * set from start_count random starts, the start of the highest final
+ * log-likelihood kept (the earlier on a tie), as R's bulkem does, with two
+ * deliberate differences:
+ *   - the exact M-step: mu_j = sum_i r_ij x_i / W_j, then
+ *     lambda_j = W_j / (sum_i r_ij / x_i - W_j / mu_j) with the new mu_j
+ *     (bulkem puts the previous mu_j in lambda's update);
+ *   - densities in log space: log f(x; mu, lambda) = (log lambda - log 2 pi)
+ *     / 2 - 3/2 log x - lambda (x - mu)^2 / (2 mu^2 x), and the
+ *     responsibilities through log-sum-exp (bulkem's CPU path multiplies
+ *     densities that underflow).
+ * An iteration is an E-step (responsibilities and the log-likelihood of the
+ * current parameters) and an M-step; a start stops when an E-step's
+ * log-likelihood changed by less than tolerance (absolute) from the
+ * previous one, keeping the parameters of that E-step, or after
+ * max_iterations M-steps, with the log-likelihood of the final parameters.
+ * bulkem's random start: each component the inverse Gaussian maximum
+ * likelihood estimate of 3 observations drawn at random, weights 1/k.
+ *
+ * Bad data are a data set's status, not an error of the call: a value that
+ * is not positive, fewer than 3 k observations, or all observations equal
+ * leave that data set unfitted (its numbers 0) while the others are fitted.
+ * A component that collapses (its weight, or its lambda's denominator, no
+ * longer positive and finite) is re-seeded from 3 random observations, and
+ * the result counts the re-seeds: never NaN. */
+
+typedef enum statgpu_igmm_set_status {
+    STATGPU_IGMM_FITTED       = 0,
+    STATGPU_IGMM_NOT_POSITIVE = 1,  /* a value <= 0 (or not finite) */
+    STATGPU_IGMM_TOO_FEW      = 2,  /* fewer than 3 k observations */
+    STATGPU_IGMM_CONSTANT     = 3   /* every observation equal */
+} statgpu_igmm_set_status;
+
+#define STATGPU_IGMM_MAX_START_COUNT 100000u
+
+typedef struct statgpu_igmm_params {
+    size_t        struct_bytes;      /* sizeof(statgpu_igmm_params); set by _init */
+    size_t        start_count;       /* >= 1, default 10 */
+    size_t        max_iterations;    /* >= 1, default 100 */
+    double        tolerance;         /* >= 0, default 1e-6: absolute change of the log-likelihood */
+    uint64_t      seed;              /* the random starts; default 0 */
+    const double *initial_alpha;     /* NULL (random starts), or k weights summing to 1 and k means and */
+    const double *initial_mu;        /*   k shapes, all positive: one start, the same for every data */
+    const double *initial_lambda;    /*   set (start_count is then 1) */
+    int           keep_responsibilities; /* default 0: 1 fills result->responsibilities */
+} statgpu_igmm_params;
+
+typedef struct statgpu_igmm_result {
+    size_t   set_count, k;
+    size_t  *lengths;          /* set_count: the observations of each data set */
+    int32_t *status;           /* set_count statgpu_igmm_set_status */
+    double  *alpha;            /* set_count x k: data set s's component j at s k + j */
+    double  *mu;               /* likewise */
+    double  *lambda;           /* likewise */
+    double  *log_likelihood;   /* set_count */
+    size_t  *iterations;       /* set_count: M-steps of the kept start */
+    int32_t *converged;        /* set_count: 1 when the kept start stopped on the tolerance */
+    size_t  *best_start;       /* set_count, 0-based */
+    size_t  *reseed_count;     /* set_count: components re-seeded in the kept start */
+    int32_t *labels;           /* sum of lengths: data set s's observation i at offsets[s] + i, the
+                                  most likely component (0-based; -1 in an unfitted data set) */
+    size_t  *offsets;          /* set_count: where each data set starts in labels and (times k)
+                                  in responsibilities */
+    double  *responsibilities; /* NULL unless keep_responsibilities: (sum of lengths) x k, observation
+                                  offsets[s] + i's component j at (offsets[s] + i) k + j */
+    size_t   start_count;
+} statgpu_igmm_result;
+
+/* Fills params with the defaults. Always call it first. */
+STATGPU_API void statgpu_igmm_params_init(statgpu_igmm_params *params /* out */);
+
+/* Mixtures of k inverse Gaussians, one per data set: set s is sets[s], of
+ * lengths[s] values (data sets may differ in length). On success *out_result
+ * is a new result (destroy it); on failure it is NULL and
+ * statgpu_context_last_error says why: STATGPU_ERROR_INVALID_ARGUMENT for
+ * NULL arrays, no data set, k = 0 or above 64, bad params or given starts;
+ * STATGPU_ERROR_OUT_OF_MEMORY; STATGPU_ERROR_CANCELLED. Bad data are a data
+ * set's status (above). Runs on the CPU, the (data set, start) pairs spread
+ * over the context's threads; the same bits at any thread count. */
+STATGPU_API statgpu_status statgpu_igmm(statgpu_context *context, const double *const *sets, const size_t *lengths,
+                                        size_t set_count, size_t k, const statgpu_igmm_params *params,
+                                        statgpu_igmm_result **out_result /* out */);
+
+/* Frees a result and its arrays. NULL is a harmless no-op. */
+STATGPU_API void statgpu_igmm_result_destroy(statgpu_igmm_result *result);
+
+
 /* ===== Result tables ====================================================== */
 
 /* A method's result as named tables: the one place where a result becomes
@@ -815,7 +905,7 @@ STATGPU_API void statgpu_table_set_destroy(statgpu_table_set *set);
  * default Output, or NULL for an unknown method. Methods: "kmeans" (centroids,
  * labels, sizes, summary), "lts" (coefficients, weights, residuals, summary,
  * subset), "gmm" (summary, weights, means, covariances, labels,
- * probabilities, density, selection). Static storage. */
+ * probabilities, density, selection), "igmm" (parameters, summary, labels). Static storage. */
 STATGPU_API const char *const *statgpu_method_table_names(const char *method);
 
 /* The title of a method's table (found as statgpu_table_set_find finds
@@ -905,6 +995,18 @@ STATGPU_API statgpu_status statgpu_lts_tables(statgpu_context *context, const st
 STATGPU_API statgpu_status statgpu_gmm_tables(statgpu_context *context, const statgpu_gmm_result *result,
                                               const statgpu_table_params *params,
                                               statgpu_table_set **out_set /* out */);
+
+/* An inverse Gaussian mixture's tables: "parameters" (a row per data set and
+ * component: data set, component, alpha, mu, lambda; the numbers empty for a
+ * data set not fitted), "summary" (a row per data set: data set, values,
+ * log-likelihood, iterations, converged, best start, re-seeded, status as a
+ * word), "labels" (a column per data set, a row per value: the most likely
+ * component, 1 to k; empty past a data set's end or where it was not
+ * fitted). params' variable_names name the data sets (else they are
+ * numbered); a row map does not apply. */
+STATGPU_API statgpu_status statgpu_igmm_tables(statgpu_context *context, const statgpu_igmm_result *result,
+                                               const statgpu_table_params *params,
+                                               statgpu_table_set **out_set /* out */);
 
 #ifdef __cplusplus
 }

@@ -42,6 +42,7 @@ static const sg_table_catalogue *const sg_catalogues[] = {
     &sg_kmeans_table_catalogue,
     &sg_lts_table_catalogue,
     &sg_gmm_table_catalogue,
+    &sg_igmm_table_catalogue,
 };
 
 const sg_table_catalogue *sg_table_catalogue_of(const char *method)

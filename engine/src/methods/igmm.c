@@ -1,0 +1,413 @@
+/*
+ * igmm.c: mixtures of inverse Gaussian distributions by EM for many data sets
+ * at once (statgpu.h's statgpu_igmm), on the CPU.
+ *
+ * Every (data set, start) pair is a task of its own, run on the engine's
+ * threads in blocks that depend on the counts alone, with its own random
+ * stream (from the context's and the call's seeds and the pair's index); the
+ * start of the highest log-likelihood is kept per data set afterwards, so the
+ * result is the same bits at any thread count.
+ */
+#include "internal.h"
+#include "core/pool.h"
+#include "core/threads.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SG_IGMM_PARAMS_MIN_BYTES (offsetof(statgpu_igmm_params, keep_responsibilities) + sizeof(int))
+#define SG_IGMM_MAX_K 64
+#define SG_IGMM_LOG_2PI 1.8378770664093454835606594728112
+/* Draws of 3 observations before a component's start gives up on distinct
+ * ones and takes the whole data set's estimate. */
+#define SG_IGMM_START_TRIES 32
+
+/* One component's parameters. */
+typedef struct sg_igmm_component {
+    double alpha, mu, lambda;
+} sg_igmm_component;
+
+/* What one (data set, start) run ends with. */
+typedef struct sg_igmm_run {
+    sg_igmm_component components[SG_IGMM_MAX_K];
+    double log_likelihood;
+    size_t iterations, reseeds;
+    int    converged;
+} sg_igmm_run;
+
+typedef struct sg_igmm_job {
+    const double *const      *sets;
+    const size_t             *lengths;
+    const int32_t            *status;
+    size_t                    k, start_count;
+    const statgpu_igmm_params *params;
+    uint64_t                  context_seed;
+    sg_igmm_run              *runs;         /* set_count x start_count */
+    double                  **scratch;      /* per slot: 2 x (largest length) x k */
+} sg_igmm_job;
+
+static double sg_igmm_log_density(double x, double log_x, double mu, double lambda)
+{
+    double difference = x - mu;
+    return 0.5 * (log(lambda) - SG_IGMM_LOG_2PI) - 1.5 * log_x - lambda * difference * difference / (2.0 * mu * mu * x);
+}
+
+/* The inverse Gaussian maximum likelihood estimate of values[0..count-1]:
+ * false when it does not exist (all equal). */
+static bool sg_igmm_estimate(const double *values, size_t count, double *mu, double *lambda)
+{
+    double sum = 0.0, inverse_sum = 0.0;
+    for (size_t i = 0; i < count; ++i) {
+        sum += values[i];
+        inverse_sum += 1.0 / values[i];
+    }
+    double mean = sum / (double)count, denominator = inverse_sum - (double)count / mean;
+    if (!(denominator > 0.0) || !isfinite(denominator))
+        return false;
+    *mu = mean;
+    *lambda = (double)count / denominator;
+    return isfinite(*lambda) && *lambda > 0.0;
+}
+
+/* bulkem's start for one component: the estimate of 3 distinct random
+ * observations, else of the whole data set. */
+static void sg_igmm_seed_component(const double *x, size_t n, sg_rng *rng, sg_igmm_component *component)
+{
+    for (int attempt = 0; attempt < SG_IGMM_START_TRIES; ++attempt) {
+        double three[3] = { x[sg_rng_below(rng, n)], x[sg_rng_below(rng, n)], x[sg_rng_below(rng, n)] };
+        if (sg_igmm_estimate(three, 3, &component->mu, &component->lambda))
+            return;
+    }
+    (void)sg_igmm_estimate(x, n, &component->mu, &component->lambda);  /* the data set is not constant */
+}
+
+/* An E-step: responsibilities (n x k, row-major) of the components; returns
+ * the log-likelihood. log_x holds log of each observation. */
+static double sg_igmm_e_step(const double *x, const double *log_x, size_t n, size_t k,
+                             const sg_igmm_component *components, double *resp)
+{
+    double log_alpha[SG_IGMM_MAX_K], total = 0.0;
+    for (size_t j = 0; j < k; ++j)
+        log_alpha[j] = log(components[j].alpha);
+    for (size_t i = 0; i < n; ++i) {
+        double *row = resp + i * k, largest = -INFINITY;
+        for (size_t j = 0; j < k; ++j) {
+            row[j] = log_alpha[j] + sg_igmm_log_density(x[i], log_x[i], components[j].mu, components[j].lambda);
+            if (row[j] > largest)
+                largest = row[j];
+        }
+        double sum = 0.0;
+        for (size_t j = 0; j < k; ++j) {
+            row[j] = exp(row[j] - largest);
+            sum += row[j];
+        }
+        for (size_t j = 0; j < k; ++j)
+            row[j] /= sum;
+        total += largest + log(sum);
+    }
+    return total;
+}
+
+/* The M-step (exact: lambda with the new mu); a component whose update is
+ * not positive and finite is re-seeded. Returns the re-seeds. */
+static size_t sg_igmm_m_step(const double *x, size_t n, size_t k, const double *resp, sg_rng *rng,
+                             sg_igmm_component *components)
+{
+    size_t reseeds = 0;
+    double weight_total = 0.0;
+    for (size_t j = 0; j < k; ++j) {
+        double w = 0.0, wx = 0.0, w_over_x = 0.0;
+        for (size_t i = 0; i < n; ++i) {
+            double r = resp[i * k + j];
+            w += r;
+            wx += r * x[i];
+            w_over_x += r / x[i];
+        }
+        double mu = wx / w, denominator = w_over_x - w / mu, lambda = w / denominator;
+        if (w > 0.0 && isfinite(mu) && mu > 0.0 && denominator > 0.0 && isfinite(lambda) && lambda > 0.0) {
+            components[j].alpha = w;
+            components[j].mu = mu;
+            components[j].lambda = lambda;
+        } else {
+            sg_igmm_seed_component(x, n, rng, &components[j]);
+            components[j].alpha = (double)n / (double)k;
+            ++reseeds;
+        }
+        weight_total += components[j].alpha;
+    }
+    for (size_t j = 0; j < k; ++j)
+        components[j].alpha /= weight_total;
+    return reseeds;
+}
+
+static void sg_igmm_task(void *context, size_t task, int slot)
+{
+    sg_igmm_job *job = context;
+    const size_t set = task / job->start_count, start = task % job->start_count, k = job->k;
+    sg_igmm_run *run = &job->runs[task];
+    memset(run, 0, sizeof *run);
+    if (job->status[set] != STATGPU_IGMM_FITTED)
+        return;
+    const double *x = job->sets[set];
+    const size_t n = job->lengths[set];
+    double *resp = job->scratch[slot], *log_x = resp + n * k;
+    for (size_t i = 0; i < n; ++i)
+        log_x[i] = log(x[i]);
+    sg_rng rng = { sg_derive_stream(job->context_seed, job->params->seed, 0x16A7E55ull, task) };
+    const statgpu_igmm_params *p = job->params;
+    for (size_t j = 0; j < k; ++j) {
+        if (p->initial_alpha != NULL) {
+            run->components[j] = (sg_igmm_component){ p->initial_alpha[j], p->initial_mu[j], p->initial_lambda[j] };
+        } else {
+            sg_igmm_seed_component(x, n, &rng, &run->components[j]);
+            run->components[j].alpha = 1.0 / (double)k;
+        }
+    }
+    (void)start;
+    double previous = -INFINITY;
+    size_t iteration = 0;
+    for (;;) {
+        double log_likelihood = sg_igmm_e_step(x, log_x, n, k, run->components, resp);
+        run->log_likelihood = log_likelihood;
+        if (iteration > 0 && fabs(log_likelihood - previous) < p->tolerance) {
+            run->converged = 1;
+            break;
+        }
+        if (iteration == p->max_iterations)
+            break;
+        previous = log_likelihood;
+        run->reseeds += sg_igmm_m_step(x, n, k, resp, &rng, run->components);
+        ++iteration;
+    }
+    run->iterations = iteration;
+}
+
+void statgpu_igmm_params_init(statgpu_igmm_params *params)
+{
+    if (params == NULL)
+        return;
+    memset(params, 0, sizeof *params);
+    params->struct_bytes = sizeof *params;
+    params->start_count = 10;
+    params->max_iterations = 100;
+    params->tolerance = 1e-6;
+}
+
+void statgpu_igmm_result_destroy(statgpu_igmm_result *result)
+{
+    if (result == NULL)
+        return;
+    free(result->lengths);
+    free(result->status);
+    free(result->alpha);
+    free(result->mu);
+    free(result->lambda);
+    free(result->log_likelihood);
+    free(result->iterations);
+    free(result->converged);
+    free(result->best_start);
+    free(result->reseed_count);
+    free(result->labels);
+    free(result->offsets);
+    free(result->responsibilities);
+    free(result);
+}
+
+static statgpu_status sg_igmm_check(statgpu_context *context, const double *const *sets, const size_t *lengths,
+                                    size_t set_count, size_t k, const statgpu_igmm_params *p)
+{
+    if (sets == NULL || lengths == NULL)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "sets or lengths is NULL");
+    if (set_count == 0)
+        return sg_fail(context, STATGPU_ERROR_EMPTY_INPUT, "no data set");
+    if (k == 0 || k > SG_IGMM_MAX_K)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "k = %zu is not from 1 to %d", k, SG_IGMM_MAX_K);
+    for (size_t s = 0; s < set_count; ++s)
+        if (sets[s] == NULL && lengths[s] > 0)
+            return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "data set %zu is NULL", s + 1);
+    if (p->start_count == 0 || p->start_count > STATGPU_IGMM_MAX_START_COUNT)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "start_count = %zu is not from 1 to %u",
+                       p->start_count, STATGPU_IGMM_MAX_START_COUNT);
+    if (p->max_iterations == 0)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "max_iterations is 0");
+    if (!(p->tolerance >= 0.0 && p->tolerance <= DBL_MAX))
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "the tolerance %.17g is not a finite number >= 0",
+                       p->tolerance);
+    if (set_count > SIZE_MAX / p->start_count / sizeof(sg_igmm_run))
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "%zu data sets x %zu starts are too many", set_count,
+                       p->start_count);
+    bool given = p->initial_alpha != NULL || p->initial_mu != NULL || p->initial_lambda != NULL;
+    if (given) {
+        if (p->initial_alpha == NULL || p->initial_mu == NULL || p->initial_lambda == NULL)
+            return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                           "a given start needs initial_alpha, initial_mu and initial_lambda");
+        double total = 0.0;
+        for (size_t j = 0; j < k; ++j) {
+            if (!(p->initial_alpha[j] > 0.0 && p->initial_mu[j] > 0.0 && p->initial_lambda[j] > 0.0)
+                || !isfinite(p->initial_mu[j]) || !isfinite(p->initial_lambda[j]))
+                return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                               "the given start's component %zu is not positive and finite", j + 1);
+            total += p->initial_alpha[j];
+        }
+        if (!(fabs(total - 1.0) <= 1e-8))
+            return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "the given weights sum to %.17g, not 1", total);
+    }
+    return STATGPU_OK;
+}
+
+statgpu_status statgpu_igmm(statgpu_context *context, const double *const *sets, const size_t *lengths,
+                            size_t set_count, size_t k, const statgpu_igmm_params *params,
+                            statgpu_igmm_result **out_result)
+{
+    if (context == NULL)
+        return STATGPU_ERROR_INVALID_ARGUMENT;
+    if (out_result == NULL)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "out_result is NULL");
+    *out_result = NULL;
+    statgpu_igmm_params chosen;
+    statgpu_igmm_params_init(&chosen);
+    if (params != NULL) {
+        if (params->struct_bytes < SG_IGMM_PARAMS_MIN_BYTES || params->struct_bytes > sizeof chosen)
+            return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                           "params->struct_bytes is %zu; call statgpu_igmm_params_init first", params->struct_bytes);
+        memcpy(&chosen, params, params->struct_bytes);
+        chosen.struct_bytes = sizeof chosen;
+    }
+    if (chosen.initial_alpha != NULL)
+        chosen.start_count = 1;
+    statgpu_status status = sg_igmm_check(context, sets, lengths, set_count, k, &chosen);
+    if (status != STATGPU_OK)
+        return status;
+    sg_dispatch_begin(context);
+
+    const size_t starts = chosen.start_count, tasks = set_count * starts;
+    size_t total_length = 0, largest = 0;
+    for (size_t s = 0; s < set_count; ++s) {
+        if (lengths[s] > SIZE_MAX / 2 / (k + 1) / sizeof(double) || total_length > SIZE_MAX / sizeof(double) / (k + 1)
+            - lengths[s])
+            return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "data set %zu is too long", s + 1);
+        total_length += lengths[s];
+        if (lengths[s] > largest)
+            largest = lengths[s];
+    }
+    statgpu_igmm_result *result = calloc(1, sizeof *result);
+    int team = sg_threads_for(context->cpu_thread_count, tasks, (double)total_length * (double)starts * (double)k
+                                                               * (double)chosen.max_iterations);
+    sg_igmm_job job = { sets, lengths, NULL, k, starts, &chosen, context->params.seed, NULL, NULL };
+    double *resp = NULL;
+    if (result != NULL) {
+        result->set_count = set_count;
+        result->k = k;
+        result->start_count = starts;
+        result->lengths = malloc(set_count * sizeof(size_t));
+        result->status = calloc(set_count, sizeof(int32_t));
+        result->alpha = calloc(set_count * k, sizeof(double));
+        result->mu = calloc(set_count * k, sizeof(double));
+        result->lambda = calloc(set_count * k, sizeof(double));
+        result->log_likelihood = calloc(set_count, sizeof(double));
+        result->iterations = calloc(set_count, sizeof(size_t));
+        result->converged = calloc(set_count, sizeof(int32_t));
+        result->best_start = calloc(set_count, sizeof(size_t));
+        result->reseed_count = calloc(set_count, sizeof(size_t));
+        result->labels = malloc((total_length ? total_length : 1) * sizeof(int32_t));
+        result->offsets = malloc(set_count * sizeof(size_t));
+        if (chosen.keep_responsibilities)
+            result->responsibilities = calloc(total_length ? total_length * k : 1, sizeof(double));
+    }
+    job.runs = malloc(tasks * sizeof *job.runs);
+    job.scratch = calloc((size_t)team, sizeof *job.scratch);
+    resp = malloc((largest ? largest : 1) * (k + 1) * sizeof *resp);
+    bool ok = result != NULL && result->lengths && result->status && result->alpha && result->mu && result->lambda
+              && result->log_likelihood && result->iterations && result->converged && result->best_start
+              && result->reseed_count && result->labels && result->offsets
+              && (!chosen.keep_responsibilities || result->responsibilities) && job.runs && job.scratch && resp;
+    for (int slot = 0; ok && slot < team; ++slot)
+        ok = (job.scratch[slot] = malloc((largest ? largest : 1) * (k + 1) * sizeof(double))) != NULL;
+    if (!ok) {
+        status = sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate the mixtures of %zu data sets",
+                         set_count);
+        goto done;
+    }
+
+    /* Each data set's status, then every (data set, start) in parallel. */
+    for (size_t s = 0, offset = 0; s < set_count; ++s) {
+        result->lengths[s] = lengths[s];
+        result->offsets[s] = offset;
+        offset += lengths[s];
+        const double *x = sets[s];
+        bool positive = true, constant = true;
+        for (size_t i = 0; i < lengths[s]; ++i) {
+            if (!(x[i] > 0.0) || !isfinite(x[i]))
+                positive = false;
+            if (x[i] != x[0])
+                constant = false;
+        }
+        result->status[s] = !positive ? STATGPU_IGMM_NOT_POSITIVE
+                            : lengths[s] < 3 * k ? STATGPU_IGMM_TOO_FEW
+                            : constant ? STATGPU_IGMM_CONSTANT : STATGPU_IGMM_FITTED;
+    }
+    job.status = result->status;
+    sg_parallel_for(team, tasks, sg_igmm_task, &job);
+    if (sg_progress_cancelled(context, 1.0)) {
+        status = sg_fail(context, STATGPU_ERROR_CANCELLED, "cancelled");
+        goto done;
+    }
+
+    /* The best start of each data set, its labels and responsibilities. */
+    for (size_t s = 0; s < set_count; ++s) {
+        const size_t n = lengths[s];
+        int32_t *labels = result->labels + result->offsets[s];
+        if (result->status[s] != STATGPU_IGMM_FITTED) {
+            for (size_t i = 0; i < n; ++i)
+                labels[i] = -1;
+            continue;
+        }
+        size_t best = 0;
+        for (size_t start = 1; start < starts; ++start)
+            if (job.runs[s * starts + start].log_likelihood > job.runs[s * starts + best].log_likelihood)
+                best = start;
+        const sg_igmm_run *run = &job.runs[s * starts + best];
+        for (size_t j = 0; j < k; ++j) {
+            result->alpha[s * k + j] = run->components[j].alpha;
+            result->mu[s * k + j] = run->components[j].mu;
+            result->lambda[s * k + j] = run->components[j].lambda;
+        }
+        result->log_likelihood[s] = run->log_likelihood;
+        result->iterations[s] = run->iterations;
+        result->converged[s] = run->converged;
+        result->best_start[s] = best;
+        result->reseed_count[s] = run->reseeds;
+        double *log_x = resp + n * k;
+        for (size_t i = 0; i < n; ++i)
+            log_x[i] = log(sets[s][i]);
+        (void)sg_igmm_e_step(sets[s], log_x, n, k, run->components, resp);
+        for (size_t i = 0; i < n; ++i) {
+            size_t label = 0;
+            for (size_t j = 1; j < k; ++j)
+                if (resp[i * k + j] > resp[i * k + label])
+                    label = j;
+            labels[i] = (int32_t)label;
+        }
+        if (result->responsibilities != NULL)
+            memcpy(result->responsibilities + result->offsets[s] * k, resp, n * k * sizeof(double));
+        if (!isfinite(result->log_likelihood[s])) {
+            status = sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "data set %zu: the log-likelihood is not "
+                             "finite: its values are too far from ordinary size", s + 1);
+            goto done;
+        }
+    }
+    sg_dispatch_ran(context, STATGPU_BACKEND_CPU, 0.0, 0.0);
+    *out_result = result;
+    result = NULL;
+    status = sg_succeed(context);
+done:
+    statgpu_igmm_result_destroy(result);
+    for (int slot = 0; job.scratch != NULL && slot < team; ++slot)
+        free(job.scratch[slot]);
+    free(job.scratch);
+    free(job.runs);
+    free(resp);
+    return status;
+}

@@ -1,0 +1,457 @@
+/*
+ * test_igmm.c: mixtures of inverse Gaussians (statgpu_igmm) against R and on
+ * the data sets that break a naive EM.
+ *
+ * Reference (tests/reference/igmm_r.csv and igmm_data.csv, written by
+ * igmm_reference.R with statmod's densities and the same updates): three
+ * simulated data sets fitted in one call from given starts:
+ *   - the log-likelihood after each of the first 15 iterations within 1e-10
+ *     relative, the parameters after 15 within 1e-9 relative;
+ *   - with the defaults (tolerance 1e-6, at most 100 iterations) the same
+ *     number of iterations and the log-likelihood within 1e-10.
+ * Also: one component is its maximum likelihood estimate after one
+ * iteration (1e-12); the log-likelihood never falls from one iteration to
+ * the next; random starts recover the simulated two-component mixture;
+ * bad data sets (a zero, a negative value, too few, constant, empty) get
+ * their status while the good one is fitted; a collapsing component is
+ * re-seeded, never NaN; the same bits at 1, 2 and 3 threads; bad arguments.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "statgpu.h"
+#include "test_reference_csv.h"
+#include "test_support.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static statgpu_context *g_context;
+static const char      *g_reference_dir = "tests/reference";
+
+#define LINE_BYTES 8192
+#define MAX_VALUES 64
+#define SET_COUNT 3
+
+static const char *const k_cases[SET_COUNT] = { "two", "three", "one" };
+
+static int close_to(double a, double b, double relative, double absolute)
+{
+    return fabs(a - b) <= relative * fabs(b) + absolute;
+}
+
+/* The values of (case, quantity) in igmm_r.csv; their count. */
+static size_t reference_values(const char *case_name, const char *quantity, double *out)
+{
+    FILE *file = test_open_reference(g_reference_dir, "igmm_r.csv");
+    char line[LINE_BYTES], wanted[128];
+    snprintf(wanted, sizeof wanted, "\"%s\",\"%s\",\"", case_name, quantity);
+    size_t count = 0;
+    bool found = false;
+    while (!found && fgets(line, sizeof line, file))
+        if (strncmp(line, wanted, strlen(wanted)) == 0) {
+            count = test_parse_numbers(line + strlen(wanted), out, MAX_VALUES);
+            found = true;
+        }
+    fclose(file);
+    if (!found)
+        fail_msg("igmm_r.csv has no %s %s", case_name, quantity);
+    return count;
+}
+
+/* The three data sets of igmm_data.csv, in k_cases' order. */
+typedef struct data_sets {
+    double *values[SET_COUNT];
+    size_t  lengths[SET_COUNT];
+} data_sets;
+
+static void read_sets(data_sets *sets)
+{
+    FILE *file = test_open_reference(g_reference_dir, "igmm_data.csv");
+    char line[256];
+    for (int s = 0; s < SET_COUNT; ++s) {
+        sets->values[s] = malloc(4000 * sizeof(double));
+        sets->lengths[s] = 0;
+    }
+    assert_non_null(fgets(line, sizeof line, file));  /* the header */
+    while (fgets(line, sizeof line, file)) {
+        char *comma = strchr(line, ',');
+        if (comma == NULL)
+            continue;
+        *comma = '\0';
+        for (int s = 0; s < SET_COUNT; ++s)
+            if (strcmp(line, k_cases[s]) == 0 && sets->lengths[s] < 4000)
+                sets->values[s][sets->lengths[s]++] = strtod(comma + 1, NULL);
+    }
+    fclose(file);
+    assert_int_equal(sets->lengths[0], 2000);
+    assert_int_equal(sets->lengths[1], 3000);
+    assert_int_equal(sets->lengths[2], 500);
+}
+
+static void free_sets(data_sets *sets)
+{
+    for (int s = 0; s < SET_COUNT; ++s)
+        free(sets->values[s]);
+}
+
+/* R's updates from R's starts, one data set at a time (a given start is one
+ * for every data set of a call). */
+static void test_r_reference(void **state)
+{
+    (void)state;
+    data_sets sets;
+    read_sets(&sets);
+    for (int s = 0; s < SET_COUNT; ++s) {
+        double alpha[MAX_VALUES], mu[MAX_VALUES], lambda[MAX_VALUES], loglik[MAX_VALUES], values[MAX_VALUES];
+        size_t k = reference_values(k_cases[s], "alpha_init", alpha);
+        reference_values(k_cases[s], "mu_init", mu);
+        reference_values(k_cases[s], "lambda_init", lambda);
+        size_t iterations = reference_values(k_cases[s], "loglik", loglik);
+        statgpu_igmm_params params;
+        statgpu_igmm_params_init(&params);
+        params.initial_alpha = alpha;
+        params.initial_mu = mu;
+        params.initial_lambda = lambda;
+        params.tolerance = 0.0;
+        const double *one[1] = { sets.values[s] };
+        statgpu_igmm_result *r = NULL;
+        for (size_t t = 1; t <= iterations; ++t) {
+            params.max_iterations = t;
+            assert_int_equal(statgpu_igmm(g_context, one, &sets.lengths[s], 1, k, &params, &r), STATGPU_OK);
+            assert_int_equal(r->status[0], STATGPU_IGMM_FITTED);
+            assert_int_equal(r->iterations[0], t);
+            if (!close_to(r->log_likelihood[0], loglik[t - 1], 1e-10, 0.0))
+                fail_msg("%s t=%zu: log-likelihood %.17g, R %.17g", k_cases[s], t, r->log_likelihood[0],
+                         loglik[t - 1]);
+            if (t < iterations)
+                statgpu_igmm_result_destroy(r);
+        }
+        const char *const names[3] = { "alpha", "mu", "lambda" };
+        const double *got[3] = { r->alpha, r->mu, r->lambda };
+        for (int q = 0; q < 3; ++q) {
+            reference_values(k_cases[s], names[q], values);
+            for (size_t j = 0; j < k; ++j)
+                if (!close_to(got[q][j], values[j], 1e-9, 0.0))
+                    fail_msg("%s %s[%zu]: %.17g, R %.17g", k_cases[s], names[q], j, got[q][j], values[j]);
+        }
+        statgpu_igmm_result_destroy(r);
+
+        statgpu_igmm_params_init(&params);
+        params.initial_alpha = alpha;
+        params.initial_mu = mu;
+        params.initial_lambda = lambda;
+        assert_int_equal(statgpu_igmm(g_context, one, &sets.lengths[s], 1, k, &params, &r), STATGPU_OK);
+        reference_values(k_cases[s], "converged_iterations", values);
+        assert_int_equal(r->iterations[0], (size_t)values[0]);
+        assert_int_equal(r->converged[0], (size_t)values[0] < 100);
+        reference_values(k_cases[s], "converged_loglik", values);
+        assert_true(close_to(r->log_likelihood[0], values[0], 1e-10, 0.0));
+        statgpu_igmm_result_destroy(r);
+    }
+    free_sets(&sets);
+}
+
+/* One component: after one iteration the maximum likelihood estimate. */
+static void test_one_component(void **state)
+{
+    (void)state;
+    data_sets sets;
+    read_sets(&sets);
+    const double *x = sets.values[2];
+    size_t n = sets.lengths[2];
+    double sum = 0.0, inverse = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+        sum += x[i];
+        inverse += 1.0 / x[i];
+    }
+    double mean = sum / (double)n, shape = (double)n / (inverse - (double)n / mean);
+    statgpu_igmm_params params;
+    statgpu_igmm_params_init(&params);
+    params.start_count = 3;
+    statgpu_igmm_result *r = NULL;
+    assert_int_equal(statgpu_igmm(g_context, &x, &n, 1, 1, &params, &r), STATGPU_OK);
+    assert_true(close_to(r->mu[0], mean, 1e-12, 0.0));
+    assert_true(close_to(r->lambda[0], shape, 1e-12, 0.0));
+    assert_true(r->alpha[0] == 1.0);
+    assert_true(r->converged[0]);
+    statgpu_igmm_result_destroy(r);
+    free_sets(&sets);
+}
+
+/* Random starts, iterations 1 .. 40: the kept start's log-likelihood after
+ * t iterations never below its value after t - 1 (one start, so the same
+ * run), within 1e-12 relative for rounding. */
+static void test_never_decreases(void **state)
+{
+    (void)state;
+    data_sets sets;
+    read_sets(&sets);
+    statgpu_igmm_params params;
+    statgpu_igmm_params_init(&params);
+    params.start_count = 1;
+    params.tolerance = 0.0;
+    params.seed = 17;
+    const double *const *values = (const double *const *)sets.values;
+    double previous[SET_COUNT] = { -INFINITY, -INFINITY, -INFINITY };
+    for (size_t t = 1; t <= 40; ++t) {
+        params.max_iterations = t;
+        statgpu_igmm_result *r = NULL;
+        assert_int_equal(statgpu_igmm(g_context, values, sets.lengths, SET_COUNT, 2, &params, &r), STATGPU_OK);
+        for (int s = 0; s < SET_COUNT; ++s) {
+            if (r->reseed_count[s] == 0 && r->log_likelihood[s] < previous[s] - 1e-12 * fabs(previous[s]))
+                fail_msg("%s: log-likelihood %.17g after %zu iterations, %.17g before", k_cases[s],
+                         r->log_likelihood[s], t, previous[s]);
+            previous[s] = r->log_likelihood[s];
+        }
+        statgpu_igmm_result_destroy(r);
+    }
+    free_sets(&sets);
+}
+
+/* The simulated two-component mixture (alpha 0.4, 0.6; mu 0.5, 2; lambda 2,
+ * 8; 2,000 observations) from 10 random starts to convergence: the smaller
+ * mean's component within 0.1 of 0.4 in weight and 20% of its mean; the
+ * means within 20%; labels and responsibilities consistent. */
+static void test_recovers_simulated(void **state)
+{
+    (void)state;
+    data_sets sets;
+    read_sets(&sets);
+    statgpu_igmm_params params;
+    statgpu_igmm_params_init(&params);
+    params.tolerance = 1e-9;
+    params.max_iterations = 5000;
+    params.keep_responsibilities = 1;
+    statgpu_igmm_result *r = NULL;
+    const double *x = sets.values[0];
+    assert_int_equal(statgpu_igmm(g_context, &x, &sets.lengths[0], 1, 2, &params, &r), STATGPU_OK);
+    size_t low = r->mu[0] < r->mu[1] ? 0 : 1, high = 1 - low;
+    if (!(fabs(r->alpha[low] - 0.4) < 0.1 && fabs(r->mu[low] - 0.5) < 0.1 && fabs(r->mu[high] - 2.0) < 0.4))
+        fail_msg("recovered alpha %.4g %.4g, mu %.4g %.4g, lambda %.4g %.4g", r->alpha[low], r->alpha[high],
+                 r->mu[low], r->mu[high], r->lambda[low], r->lambda[high]);
+    for (size_t i = 0; i < sets.lengths[0]; ++i) {
+        const double *row = r->responsibilities + i * 2;
+        assert_true(fabs(row[0] + row[1] - 1.0) < 1e-12);
+        assert_int_equal(r->labels[i], row[1] > row[0] ? 1 : 0);
+    }
+    statgpu_igmm_result_destroy(r);
+    free_sets(&sets);
+}
+
+static void assert_all_finite(const statgpu_igmm_result *r)
+{
+    for (size_t e = 0; e < r->set_count * r->k; ++e)
+        assert_true(isfinite(r->alpha[e]) && isfinite(r->mu[e]) && isfinite(r->lambda[e]));
+    for (size_t s = 0; s < r->set_count; ++s)
+        assert_true(isfinite(r->log_likelihood[s]));
+}
+
+/* A status per data set: the good one fitted, the others unfitted with
+ * zeros and labels -1. */
+static void test_bad_data_sets(void **state)
+{
+    (void)state;
+    data_sets sets;
+    read_sets(&sets);
+    double zero[20], negative[20], constant[20], few[5];
+    for (int i = 0; i < 20; ++i) {
+        zero[i] = 1.0 + i;
+        negative[i] = 1.0 + i;
+        constant[i] = 2.5;
+    }
+    zero[7] = 0.0;
+    negative[3] = -1.0;
+    for (int i = 0; i < 5; ++i)
+        few[i] = 1.0 + i;
+    const double *values[6] = { zero, sets.values[2], negative, constant, few, NULL };
+    size_t lengths[6] = { 20, sets.lengths[2], 20, 20, 5, 0 };
+    statgpu_igmm_result *r = NULL;
+    assert_int_equal(statgpu_igmm(g_context, values, lengths, 6, 2, NULL, &r), STATGPU_OK);
+    const int32_t expected[6] = { STATGPU_IGMM_NOT_POSITIVE, STATGPU_IGMM_FITTED, STATGPU_IGMM_NOT_POSITIVE,
+                                  STATGPU_IGMM_CONSTANT, STATGPU_IGMM_TOO_FEW, STATGPU_IGMM_TOO_FEW };
+    for (int s = 0; s < 6; ++s) {
+        assert_int_equal(r->status[s], expected[s]);
+        if (s != 1) {
+            assert_true(r->alpha[s * 2] == 0.0 && r->mu[s * 2] == 0.0 && r->log_likelihood[s] == 0.0);
+            for (size_t i = 0; i < lengths[s]; ++i)
+                assert_int_equal(r->labels[r->offsets[s] + i], -1);
+        }
+    }
+    assert_true(r->log_likelihood[1] < 0.0 && r->alpha[2] + r->alpha[3] > 0.99);
+    assert_all_finite(r);
+    statgpu_igmm_result_destroy(r);
+    free_sets(&sets);
+}
+
+/* Duplicates and a lone far value, three components: a component collapses
+ * onto a single value and is re-seeded; nothing NaN. */
+static void test_collapsing_component(void **state)
+{
+    (void)state;
+    double x[40];
+    for (int i = 0; i < 40; ++i)
+        x[i] = i < 18 ? 1.0 : i < 36 ? 2.0 + 0.001 * i : 50.0 + i;
+    const double *values[1] = { x };
+    size_t length = 40;
+    statgpu_igmm_params params;
+    statgpu_igmm_params_init(&params);
+    params.start_count = 20;
+    params.max_iterations = 500;
+    statgpu_igmm_result *r = NULL;
+    assert_int_equal(statgpu_igmm(g_context, values, &length, 1, 3, &params, &r), STATGPU_OK);
+    assert_int_equal(r->status[0], STATGPU_IGMM_FITTED);
+    assert_all_finite(r);
+    for (size_t j = 0; j < 3; ++j)
+        assert_true(r->alpha[j] > 0.0 && r->mu[j] > 0.0 && r->lambda[j] > 0.0);
+    statgpu_igmm_result_destroy(r);
+}
+
+/* 30 data sets (the three, ten times), 4 random starts: the same bits with
+ * 1, 2 and 3 threads. */
+static void test_threads(void **state)
+{
+    (void)state;
+    data_sets sets;
+    read_sets(&sets);
+    const double *values[30];
+    size_t lengths[30];
+    for (int s = 0; s < 30; ++s) {
+        values[s] = sets.values[s % 3];
+        lengths[s] = sets.lengths[s % 3] - (size_t)s;
+    }
+    statgpu_igmm_params params;
+    statgpu_igmm_params_init(&params);
+    params.start_count = 4;
+    params.seed = 3;
+    statgpu_igmm_result *first = NULL;
+    for (int threads = 1; threads <= 3; ++threads) {
+        statgpu_context_params context_params;
+        statgpu_context_params_init(&context_params);
+        context_params.backend = STATGPU_BACKEND_CPU;
+        context_params.thread_count = threads;
+        statgpu_context *context = NULL;
+        assert_int_equal(statgpu_context_create(&context_params, &context), STATGPU_OK);
+        statgpu_igmm_result *r = NULL;
+        assert_int_equal(statgpu_igmm(context, values, lengths, 30, 2, &params, &r), STATGPU_OK);
+        if (first == NULL) {
+            first = r;
+        } else {
+            assert_memory_equal(first->mu, r->mu, 60 * sizeof(double));
+            assert_memory_equal(first->lambda, r->lambda, 60 * sizeof(double));
+            assert_memory_equal(first->log_likelihood, r->log_likelihood, 30 * sizeof(double));
+            assert_memory_equal(first->best_start, r->best_start, 30 * sizeof(size_t));
+            statgpu_igmm_result_destroy(r);
+        }
+        statgpu_context_destroy(context);
+    }
+    statgpu_igmm_result_destroy(first);
+    free_sets(&sets);
+}
+
+static void test_bad_arguments(void **state)
+{
+    (void)state;
+    double x[10] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
+    const double *values[1] = { x };
+    size_t length = 10;
+    statgpu_igmm_result *r = NULL;
+    assert_int_equal(statgpu_igmm(g_context, NULL, &length, 1, 2, NULL, &r), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_null(r);
+    assert_int_equal(statgpu_igmm(g_context, values, &length, 0, 2, NULL, &r), STATGPU_ERROR_EMPTY_INPUT);
+    assert_int_equal(statgpu_igmm(g_context, values, &length, 1, 0, NULL, &r), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_igmm(g_context, values, &length, 1, 65, NULL, &r), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_igmm(g_context, values, &length, 1, 2, NULL, NULL), STATGPU_ERROR_INVALID_ARGUMENT);
+    statgpu_igmm_params params;
+    statgpu_igmm_params_init(&params);
+    params.start_count = 0;
+    assert_int_equal(statgpu_igmm(g_context, values, &length, 1, 2, &params, &r), STATGPU_ERROR_INVALID_ARGUMENT);
+    statgpu_igmm_params_init(&params);
+    params.tolerance = -1.0;
+    assert_int_equal(statgpu_igmm(g_context, values, &length, 1, 2, &params, &r), STATGPU_ERROR_INVALID_ARGUMENT);
+    statgpu_igmm_params_init(&params);
+    params.max_iterations = 0;
+    assert_int_equal(statgpu_igmm(g_context, values, &length, 1, 2, &params, &r), STATGPU_ERROR_INVALID_ARGUMENT);
+    statgpu_igmm_params_init(&params);
+    const double alpha[2] = { 0.5, 0.6 }, mu[2] = { 1, 2 }, lambda[2] = { 1, -1 };
+    params.initial_alpha = alpha;
+    assert_int_equal(statgpu_igmm(g_context, values, &length, 1, 2, &params, &r), STATGPU_ERROR_INVALID_ARGUMENT);
+    params.initial_mu = mu;
+    params.initial_lambda = lambda;
+    assert_int_equal(statgpu_igmm(g_context, values, &length, 1, 2, &params, &r), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(statgpu_context_last_error(g_context), "not positive"));
+    params.struct_bytes = 3;
+    assert_int_equal(statgpu_igmm(g_context, values, &length, 1, 2, &params, &r), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_null(r);
+}
+
+/* The tables: a good data set and a constant one, named. */
+static void test_tables(void **state)
+{
+    (void)state;
+    data_sets sets;
+    read_sets(&sets);
+    double constant[10] = { 2, 2, 2, 2, 2, 2, 2, 2, 2, 2 };
+    const double *values[2] = { sets.values[2], constant };
+    size_t lengths[2] = { sets.lengths[2], 10 };
+    statgpu_igmm_result *r = NULL;
+    assert_int_equal(statgpu_igmm(g_context, values, lengths, 2, 2, NULL, &r), STATGPU_OK);
+    const char *const names[2] = { "subject A", "subject B" };
+    statgpu_table_params params;
+    statgpu_table_params_init(&params);
+    params.variable_names = names;
+    statgpu_table_set *set = NULL;
+    assert_int_equal(statgpu_igmm_tables(g_context, r, &params, &set), STATGPU_OK);
+    assert_int_equal(statgpu_table_set_count(set), 3);
+    const statgpu_table *parameters = statgpu_table_set_find(set, "parameters");
+    assert_int_equal(parameters->row_count, 4);
+    assert_string_equal(parameters->texts[0], "subject A");
+    assert_string_equal(parameters->texts[3], "subject B");
+    for (size_t j = 0; j < 2; ++j) {
+        assert_true(test_same_bits(parameters->values[j + 4 * 3], r->mu[j]));
+        assert_int_equal(parameters->cell_kinds[2 + j + 4 * 3], STATGPU_CELL_EMPTY);
+    }
+    const statgpu_table *summary = statgpu_table_set_find(set, "summary");
+    assert_int_equal(summary->row_count, 2);
+    assert_true(test_same_bits(summary->values[0 + 2 * 2], r->log_likelihood[0]));
+    assert_string_equal(summary->texts[0 + 2 * 7], "fitted");
+    assert_string_equal(summary->texts[1 + 2 * 7], "every value equal");
+    assert_true(summary->values[1 + 2 * 1] == 10.0);
+    const statgpu_table *labels = statgpu_table_set_find(set, "labels");
+    assert_int_equal(labels->row_count, sets.lengths[2]);
+    assert_int_equal(labels->column_count, 2);
+    assert_string_equal(labels->column_headers[1], "subject B");
+    for (size_t i = 0; i < labels->row_count; ++i) {
+        assert_true(labels->values[i] == (double)r->labels[i] + 1.0);
+        assert_int_equal(labels->cell_kinds[i + labels->row_count], STATGPU_CELL_EMPTY);
+    }
+    statgpu_table_set_destroy(set);
+    statgpu_igmm_result_destroy(r);
+    free_sets(&sets);
+}
+
+TEST_CPU_CONTEXT_FIXTURES(g_context)
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        g_reference_dir = argv[1];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_r_reference),
+        cmocka_unit_test(test_one_component),
+        cmocka_unit_test(test_never_decreases),
+        cmocka_unit_test(test_recovers_simulated),
+        cmocka_unit_test(test_bad_data_sets),
+        cmocka_unit_test(test_collapsing_component),
+        cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_tables),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
