@@ -17,6 +17,7 @@ const char *const cli_command_names[COMMAND_COUNT] = {
     [COMMAND_MEDIAN] = "median", [COMMAND_SMALL] = "small", [COMMAND_LARGE] = "large",
     [COMMAND_QUANTILE] = "quantile", [COMMAND_INFO] = "info", [COMMAND_KMEANS] = "kmeans", [COMMAND_LTS] = "lts",
     [COMMAND_GMM] = "gmm",
+    [COMMAND_IGMM] = "igmm",
 };
 
 void usage(FILE *out)
@@ -31,6 +32,8 @@ void usage(FILE *out)
           "  kmeans K FILE            k-means clustering of the rows into K clusters (as Calc's KMEANS)\n"
           "  lts FILE                 least trimmed squares regression of the first column on the others\n"
           "                           (as Calc's LTSFIT)\n"
+          "  igmm K FILE              a mixture of K inverse Gaussians fitted to each column, a data set\n"
+          "                           each (as Calc's IGMMFIT)\n"
           "  gmm K FILE               a Gaussian mixture of K components fitted to the rows (as Calc's\n"
           "                           GMMFIT); K may list candidates (1-6, 2,4,8): the lowest BIC wins\n"
           "options:\n"
@@ -75,6 +78,12 @@ void usage(FILE *out)
           "  --restarts N             runs from different k-means starts; the best is kept (default 1)\n"
           "  --max-iter N             EM iterations per run at most (default 100)\n"
           "  --tol X                  the change of the mean log-likelihood that stops a run (default 1e-3)\n"
+          "igmm options (every column a data set; its empty or NA fields are skipped, so columns may\n"
+          "differ in length):\n"
+          "  --output parameters|summary|labels   what to print (default parameters)\n"
+          "  --starts N               random starts per data set; the best is kept (default 10)\n"
+          "  --max-iter N             EM iterations per start at most (default 100)\n"
+          "  --tol X                  the change of the log-likelihood that stops a start (default 1e-6)\n"
           "CSV files: lines end with LF, CR LF or CR; a UTF-8 byte-order mark is dropped; blank lines\n"
           "are skipped; a field may be quoted (\"1,5\"). A field is a decimal number (12, -3.5, 1e-3),\n"
           "or missing: empty, NA, or nan/NaN (as numpy writes a missing value). Empty, NA and nan\n"
@@ -103,17 +112,33 @@ int parse_int(const char *text, long minimum, long *value)
     return 1;
 }
 
+/* Whether the blank-separated words of list hold command ("gmm" is not
+ * "igmm"). */
+static int names_command(const char *list, const char *command)
+{
+    size_t length = strlen(command);
+    for (const char *word = list; *word != '\0';) {
+        size_t word_length = strcspn(word, " ");
+        if (word_length == length && strncmp(word, command, length) == 0)
+            return 1;
+        word += word_length;
+        word += strspn(word, " ");
+    }
+    return 0;
+}
+
 /* The commands an option belongs to ("kmeans", "lts", "kmeans lts", or
  * "single" for the order statistics' own), or NULL for the common ones. */
 static const char *option_command(const char *arg)
 {
     static const struct { const char *name, *commands; } owners[] = {
-        { "--columns", "kmeans lts gmm" }, { "--output", "kmeans lts gmm" }, { "--seed", "kmeans lts gmm" },
-        { "--restarts", "kmeans gmm" }, { "--max-iter", "kmeans gmm" }, { "--tol", "kmeans gmm" },
+        { "--columns", "kmeans lts gmm igmm" }, { "--output", "kmeans lts gmm igmm" },
+        { "--seed", "kmeans lts gmm igmm" },
+        { "--restarts", "kmeans gmm" }, { "--max-iter", "kmeans gmm igmm" }, { "--tol", "kmeans gmm igmm" },
         { "--covariance", "gmm" },
         { "--init", "kmeans gmm" },        { "--y-column", "lts" },      { "--alpha", "lts" },
-        { "--starts", "lts" },         { "--no-intercept", "lts" },  { "--lms", "lts" },
-        { "--table", "kmeans lts gmm" },
+        { "--starts", "lts igmm" },    { "--no-intercept", "lts" },  { "--lms", "lts" },
+        { "--table", "kmeans lts gmm igmm" },
         { "--column", "median small large quantile" }, { "-k", "small large" }, { "-p", "quantile" },
     };
     for (size_t j = 0; j < sizeof owners / sizeof *owners; ++j)
@@ -173,8 +198,9 @@ int parse_arguments(int argc, char **argv, options *opt)
     if (!known)
         return fail_usage("unknown command", opt->command);
 
-    /* kmeans and gmm take K before the file. */
-    const int is_kmeans = opt->command_id == COMMAND_KMEANS || opt->command_id == COMMAND_GMM;
+    /* kmeans, gmm and igmm take K before the file. */
+    const int is_kmeans = opt->command_id == COMMAND_KMEANS || opt->command_id == COMMAND_GMM
+                          || opt->command_id == COMMAND_IGMM;
     const int is_table = is_kmeans || opt->command_id == COMMAND_LTS;
     for (int i = 2; i < argc; ++i) {
         const char *arg = argv[i];
@@ -182,7 +208,7 @@ int parse_arguments(int argc, char **argv, options *opt)
         long number = 0;
         const char **text = option_text(opt, arg);
         const char *only = option_command(arg);
-        if (only != NULL && strstr(only, opt->command) == NULL) {
+        if (only != NULL && !names_command(only, opt->command)) {
             char message[128];
             snprintf(message, sizeof message, "option not for %s (only for %s)", opt->command, only);
             return fail_usage(message, arg);
@@ -278,6 +304,8 @@ int parse_arguments(int argc, char **argv, options *opt)
     if (is_kmeans && (opt->kmeans_k_text == NULL || opt->path == NULL))
         return fail_usage(opt->command_id == COMMAND_GMM
                               ? "gmm needs the number of components K and a file: statgpu gmm K FILE"
+                          : opt->command_id == COMMAND_IGMM
+                              ? "igmm needs the number of components K and a file: statgpu igmm K FILE"
                               : "kmeans needs the number of clusters K and a file: statgpu kmeans K FILE",
                           NULL);
     if (opt->command_id != COMMAND_INFO && opt->path == NULL)
@@ -285,6 +313,6 @@ int parse_arguments(int argc, char **argv, options *opt)
     if (opt->format != FORMAT_CSV && opt->path != NULL && strcmp(opt->path, "-") == 0)
         return fail_usage("binary input must be a file", NULL);
     if (opt->format != FORMAT_CSV && is_table)
-        return fail_usage("kmeans, lts and gmm read CSV only", NULL);
+        return fail_usage("kmeans, lts, gmm and igmm read CSV only", NULL);
     return ARGUMENTS_RUN;
 }

@@ -18,7 +18,8 @@ typedef enum input_format { FORMAT_CSV, FORMAT_F64, FORMAT_F32 } input_format;
 /* The commands, in the order the help lists them; statgpu.c runs each. */
 typedef enum cli_command_id {
     COMMAND_MEDIAN, COMMAND_SMALL, COMMAND_LARGE, COMMAND_QUANTILE, COMMAND_INFO, COMMAND_KMEANS, COMMAND_LTS,
-    COMMAND_GMM, COMMAND_COUNT
+    COMMAND_GMM,
+    COMMAND_IGMM, COMMAND_COUNT
 } cli_command_id;
 
 /* Each command's name, as typed. */

@@ -84,19 +84,17 @@ int command_gmm(const options *opt, statgpu_context *context)
     params.init = opt->gmm_init;
     if (run_options(opt, &params.restart_count, &params.max_iterations, &params.tolerance, &params.seed) != 0)
         return EXIT_USAGE;
-    const char *output = opt->output != NULL ? opt->output : statgpu_method_table_names("gmm")[0];
-    if (check_output_word("gmm", output, "--output must be summary, weights, means, covariances, labels, "
-                                         "probabilities, density or selection")
-        != 0)
+    const char *output = output_word(opt, "gmm", "--output must be summary, weights, means, covariances, labels, "
+                                         "probabilities, density or selection");
+    if (output == NULL)
         return EXIT_USAGE;
 
-    double started = seconds_now();
     csv_table data = { 0 };
-    int status = read_table(opt, NULL, &data);
+    double read_seconds = 0.0;
+    int status = read_table_timed(opt, NULL, &data, &read_seconds);
     if (status != 0)
         return status;
-    double read_seconds = seconds_now() - started;
-    started = seconds_now();
+    double started = seconds_now();
     statgpu_gmm_result *result = NULL;
     size_t ld = data.complete_count ? data.complete_count : 1;
     statgpu_status engine_status =

@@ -41,17 +41,16 @@ int command_kmeans(const options *opt, statgpu_context *context)
     }
     if (run_options(opt, &params.restart_count, &params.max_iterations, &params.tolerance, &params.seed) != 0)
         return EXIT_USAGE;
-    const char *output = opt->output != NULL ? opt->output : statgpu_method_table_names("kmeans")[0];
-    if (check_output_word("kmeans", output, "--output must be centroids, labels, sizes or summary") != 0)
+    const char *output = output_word(opt, "kmeans", "--output must be centroids, labels, sizes or summary");
+    if (output == NULL)
         return EXIT_USAGE;
 
-    double started = seconds_now();
     csv_table data = { 0 };
-    int status = read_table(opt, NULL, &data);
+    double read_seconds = 0.0;
+    int status = read_table_timed(opt, NULL, &data, &read_seconds);
     if (status != 0)
         return status;
-    double read_seconds = seconds_now() - started;
-    started = seconds_now();
+    double started = seconds_now();
     statgpu_kmeans_result *result = NULL;
     statgpu_status engine_status = statgpu_kmeans(context, data.values, data.complete_count, data.column_count,
                                                   data.complete_count ? data.complete_count : 1, (size_t)k,

@@ -560,6 +560,10 @@ int csv_read_table(const csv_settings *settings, FILE *file, const char *y_spec,
             double value;
             csv_field_kind kind = column < field_count ? csv_field_classify(fields[column], &value)
                                                        : CSV_FIELD_MISSING;
+            if (kind == CSV_FIELD_MISSING && settings->ragged) {
+                kind = CSV_FIELD_NUMBER;
+                value = NAN;
+            }
             if (kind == CSV_FIELD_MISSING) {
                 whole = 0;
                 continue;

@@ -41,6 +41,8 @@ typedef struct csv_settings {
     csv_header_mode header;
     const char     *column;      /* the column reader's column; NULL = the first */
     const char     *columns;     /* the table reader's comma-separated list; NULL = all */
+    int             ragged;      /* the table reader keeps every row, a missing field as NaN
+                                    (columns of different lengths: igmm's data sets) */
 } csv_settings;
 
 /* ---------------------------------------------------------------- fields */

@@ -40,6 +40,7 @@ static int (*const k_commands[COMMAND_COUNT])(const options *opt, statgpu_contex
     [COMMAND_KMEANS] = command_kmeans,
     [COMMAND_LTS] = command_lts,
     [COMMAND_GMM] = command_gmm,
+    [COMMAND_IGMM] = command_igmm,
 };
 
 int main(int argc, char **argv)

@@ -34,7 +34,7 @@ static FILE *open_input(const options *opt)
 
 static csv_settings settings_of(const options *opt)
 {
-    csv_settings settings = { opt->path, opt->delimiter, opt->header, opt->column, opt->columns };
+    csv_settings settings = { opt->path, opt->delimiter, opt->header, opt->column, opt->columns, 0 };
     return settings;
 }
 
@@ -59,10 +59,25 @@ int read_table(const options *opt, const char *y_spec, csv_table *out)
     if (file == NULL)
         return EXIT_USAGE;
     csv_settings settings = settings_of(opt);
+    settings.ragged = opt->command_id == COMMAND_IGMM;
     int status = csv_read_table(&settings, file, y_spec, out);
     if (file != stdin)
         fclose(file);
     return status;
+}
+
+int read_table_timed(const options *opt, const char *y_spec, csv_table *out, double *read_seconds)
+{
+    double started = seconds_now();
+    int status = read_table(opt, y_spec, out);
+    *read_seconds = seconds_now() - started;
+    return status;
+}
+
+const char *output_word(const options *opt, const char *method, const char *message)
+{
+    const char *output = opt->output != NULL ? opt->output : statgpu_method_table_names(method)[0];
+    return check_output_word(method, output, message) == 0 ? output : NULL;
 }
 
 /* The engine's failure: its message, led by the status's own text unless

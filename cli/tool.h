@@ -27,6 +27,11 @@ int read_csv(const options *opt, csv_column *out);
 /* The table of a CSV file for kmeans and lts: y_spec's column first (lts's
  * response), then those of --columns. */
 int read_table(const options *opt, const char *y_spec, csv_table *out);
+/* read_table, and the seconds it took. */
+int read_table_timed(const options *opt, const char *y_spec, csv_table *out, double *read_seconds);
+/* The --output word of a table command (the method's first table when not
+ * given), or NULL after the usage failure with message. */
+const char *output_word(const options *opt, const char *method, const char *message);
 
 /* The engine's failure: its message, led by the status's own text unless
  * the message already begins with it. */
@@ -90,5 +95,6 @@ int command_info(const options *opt, statgpu_context *context);
 int command_kmeans(const options *opt, statgpu_context *context);
 int command_lts(const options *opt, statgpu_context *context);
 int command_gmm(const options *opt, statgpu_context *context);
+int command_igmm(const options *opt, statgpu_context *context);
 
 #endif

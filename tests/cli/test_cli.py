@@ -353,6 +353,60 @@ def check_gmm(write):
               f"exit {code}, stderr {err!r}")
 
 
+def check_igmm(write):
+    # Every column a data set, of different lengths: with k = 1 each column's
+    # fit is its inverse Gaussian maximum likelihood estimate (1e-12): mu the
+    # mean, lambda n / sum(1/x - 1/mean). A column with a 0 is unfitted with
+    # its status.
+    with open(os.path.join(ROOT, "tests", "reference", "igmm_data.csv"), newline="") as source:
+        rows = list(csv.DictReader(source))
+    sets = {name: [float(row["value"]) for row in rows if row["set"] == name] for name in ("one", "two")}
+    bad = [1.0 + i for i in range(30)]
+    bad[4] = 0.0
+    columns = [sets["one"], sets["two"], bad]
+    longest = max(map(len, columns))
+    lines = ["short,long,bad"] + [",".join("%r" % c[i] if i < len(c) else "" for c in columns)
+                                    for i in range(longest)]
+    path = write("igmm.csv", "\n".join(lines) + "\n")
+    code, out, err = run("igmm", "1", path)
+    got = table(out)
+    ok = code == 0 and got[0] == ["row", "data set", "component", "alpha", "mu", "lambda"] and len(got) == 4
+    for row, values in zip(got[1:3], columns[:2]):
+        mean = sum(values) / len(values)
+        shape = len(values) / sum(1 / x - 1 / mean for x in values)
+        ok = ok and close(float(row[4]), mean, 1e-12) and close(float(row[5]), shape, 1e-12)
+    check("igmm 1: each column its maximum likelihood estimate (1e-12); an unfitted column empty",
+          ok and got[3][1] == "bad" and got[3][3:] == ["", "", ""], out + err)
+    code, out, err = run("igmm", "2", path, "--output", "summary", "--starts", "3", "--seed", "4")
+    got = table(out)
+    check("igmm summary: values per column, the statuses",
+          code == 0 and [row[2] for row in got[1:]] == ["500", "2000", "30"]
+          and [row[-1] for row in got[1:]] == ["fitted", "fitted", "a value is not positive"], out + err)
+    code, out, err = run("igmm", "2", path, "--output", "labels")
+    got = table(out)
+    check("igmm labels: a column per data set, a row per value, empty past a column's end",
+          code == 0 and got[0] == ["value", "short", "long", "bad"] and len(got) == 2001
+          and all(row[1] in ("1", "2") for row in got[1:501]) and all(row[1] == "" for row in got[501:])
+          and all(row[3] == "" for row in got[1:]), out[:200] + err)
+    code, again, _ = run("igmm", "2", path, "--output", "summary", "--starts", "3", "--seed", "4", "--threads", "1")
+    code2, first, _ = run("igmm", "2", path, "--output", "summary", "--starts", "3", "--seed", "4")
+    check("igmm: the same bits with one thread and all", code == 0 and again == first, again)
+    cases = [
+        (("igmm", "0", path), 1, "at least one"),
+        (("igmm", "x", path), 2, "K must be"),
+        (("igmm", path), 2, "igmm needs"),
+        (("igmm", "2", path, "--output", "means"), 2, "--output"),
+        (("igmm", "2", path, "--starts", "0"), 1, "start_count"),
+        (("igmm", "2", path, "--covariance", "full"), 2, "only for gmm"),
+        (("igmm", "2", path, "--restarts", "2"), 2, "only for kmeans"),
+        (("gmm", "2", path, "--starts", "2"), 2, "only for lts"),
+    ]
+    for args, expected_code, expected_text in cases:
+        code, out, err = run(*args)
+        check(f"igmm bad input {args}", code == expected_code and expected_text in err and out == "",
+              f"exit {code}, stderr {err!r}")
+
+
 def check_tables_of_every_output():
     # kmeans' summary and lts' coefficients and subset, the tool's own in CSV,
     # print as the engine's tables with --table.
@@ -766,6 +820,7 @@ def main():
 
         check_kmeans(write)
         check_gmm(write)
+        check_igmm(write)
         check_tables_of_every_output()
         check_lts(write)
         check_csv_rules(write)

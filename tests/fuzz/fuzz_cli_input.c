@@ -208,7 +208,7 @@ static void fuzz_csv(const input *in, size_t iteration)
     static const char delimiters[] = { 0, ',', ';', '\t' };
     csv_settings settings = { "fuzz", delimiters[below(4)], (csv_header_mode)below(3),
                               column_specs[below(sizeof column_specs / sizeof *column_specs)],
-                              list_specs[below(sizeof list_specs / sizeof *list_specs)] };
+                              list_specs[below(sizeof list_specs / sizeof *list_specs)], (int)below(2) };
     size_t lines = line_count_at_most(in);
 
     FILE *file = open_bytes(in);
@@ -245,8 +245,9 @@ static void fuzz_csv(const input *in, size_t iteration)
         for (size_t c = 0; c < table.column_count; ++c)
             if (table.names[c] == NULL)
                 fail("a column without a name", iteration);
+        /* Ragged tables (igmm's) hold a missing field as NaN, never an infinity. */
         for (size_t i = 0; i < table.complete_count * table.column_count; ++i)
-            if (!isfinite(table.values[i]))
+            if (settings.ragged ? isinf(table.values[i]) : !isfinite(table.values[i]))
                 fail("the table reader returned a value that is not finite", iteration);
     } else if (table.values != NULL || table.names != NULL || table.complete != NULL) {
         fail("the table reader failed but kept its table", iteration);
