@@ -174,6 +174,32 @@ FUNCTIONS = [
                   "A whole number from 0 that chooses the k-means starts; the same Seed gives the same "
                   "fit. Default 0.")]),
     Function(
+        "igmmFit", "IGMMFIT", "any",
+        "Fits a mixture of k inverse Gaussian distributions to every column of Data, each column a "
+        "data set (response times of one subject, say), by EM from several random starts, keeping "
+        "the best. Returns the parameters (a row per data set and component), or with Output a "
+        "summary per data set or each value's most likely component. Enter it as an array formula.",
+        [Argument("data", RANGE, "Data",
+                  "The data sets, one per column: positive numbers; empty and text cells are skipped, so "
+                  "columns may differ in length. A column with a value that is not positive, fewer than "
+                  "3 k values or all values equal is not fitted: its status says why."),
+         Argument("k", "double", "k",
+                  "The number of components, from 1 to 64; a fraction is rounded down."),
+         Argument("output", "any", "Output",
+                  "\"parameters\" (the default: a row per data set and component: data set, component, "
+                  "weight alpha, mean mu, shape lambda), \"summary\" (a row per data set: data set, "
+                  "values, log-likelihood, iterations, converged, best start, re-seeded components, "
+                  "status) or \"labels\" (the shape of Data: the most likely component, 1 to k, of "
+                  "each value)."),
+         Argument("starts", "any", "Starts",
+                  "Random starts per data set, from 1 to 1000; the start of the highest likelihood is "
+                  "kept. Default 10."),
+         Argument("maxIterations", "any", "MaxIter",
+                  "The most EM iterations of each start, from 1 to 100000. Default 100."),
+         Argument("seed", "any", "Seed",
+                  "A whole number from 0 that chooses the random starts; the same Seed gives the same "
+                  "fit. Default 0.")]),
+    Function(
         "gpuInfo", "GPUINFO", "string",
         "Returns the backend statgpu computes on: the GPU and its CUDA versions, "
         "or the CPU threads and why CUDA is not used.",

@@ -88,6 +88,9 @@ public:
                                   const css::uno::Any& covariance, const css::uno::Any& output,
                                   const css::uno::Any& restarts, const css::uno::Any& maxIterations,
                                   const css::uno::Any& seed) override;
+    css::uno::Any SAL_CALL igmmFit(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& data, double k,
+                                   const css::uno::Any& output, const css::uno::Any& starts,
+                                   const css::uno::Any& maxIterations, const css::uno::Any& seed) override;
     OUString SAL_CALL gpuInfo() override;
 
 private:

@@ -32,6 +32,7 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import calc_edge_cases  # noqa: E402
 import calc_gmm  # noqa: E402
+import calc_igmm  # noqa: E402
 import calc_kmeans  # noqa: E402
 import calc_lts  # noqa: E402
 import lo_session  # noqa: E402
@@ -325,6 +326,7 @@ def main():
             calc_lts.check(results, office, args.source_dir)
             calc_edge_cases.check(results, office, args.source_dir)
             calc_gmm.check(results, office, args.source_dir)
+            calc_igmm.check(results, office, args.source_dir)
     except Exception:  # an office that died or timed out: a failure, then the summary
         traceback.print_exc()
         results.check("the LibreOffice session ran to the end", False)
