@@ -95,12 +95,19 @@ void appendNumbers(const Sequence<Sequence<Any>>& range, CellPolicy policy,
                    sal_Int16 argument_position, std::vector<double>& numbers)
 {
     numbers.reserve(numbers.size() + cellCount(range));
+    const Any empty;
+    // Calc hands an empty cell of a range of several cells as an empty text:
+    // read it as the empty cell it is (PERCENTILE.INC reads it as 0). A lone
+    // "" is the text constant it looks like (#VALUE! where text must convert).
+    const bool several = cellCount(range) > 1;
     for (const Sequence<Any>& row : range)
     {
         for (const Any& cell : row)
         {
+            rtl::OUString text;
+            const bool blank = several && (cell >>= text) && text.isEmpty();
             double value;
-            if (readCell(cell, policy, argument_position, value))
+            if (readCell(blank ? empty : cell, policy, argument_position, value))
                 numbers.push_back(value);
         }
     }

@@ -69,7 +69,8 @@ CellKind classifyCell(const css::uno::Any& cell, double& value);
 bool readCell(const css::uno::Any& cell, CellPolicy policy, sal_Int16 argument_position, double& value);
 
 // Appends the numbers of range, row by row, to numbers (readCell on each
-// cell), in one pass and without an allocation per cell.
+// cell), in one pass and without an allocation per cell. An empty text in a
+// range of several cells is an empty cell: Calc hands empty cells so.
 void appendNumbers(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& range,
                    CellPolicy policy, sal_Int16 argument_position, std::vector<double>& numbers);
 

@@ -54,18 +54,8 @@ ComponentCounts readComponentCounts(const Range& k, std::size_t observations)
         counts.values.push_back(readClusterCount(value, observations, argument::gmmFit::k));
         return counts;
     }
-    // Calc hands an empty cell of a range given for a sequence argument as an
-    // empty text: skipped as an empty cell.
     std::vector<double> numbers;
-    for (const auto& row : k)
-        for (const Any& cell : row)
-        {
-            OUString text;
-            double value = 0.0;
-            if (!((cell >>= text) && text.trim().isEmpty())
-                && readCell(cell, CellPolicy{ EmptyCells::Skip, TextCells::Convert }, argument::gmmFit::k, value))
-                numbers.push_back(value);
-        }
+    appendNumbers(k, CellPolicy{ EmptyCells::Skip, TextCells::Convert }, argument::gmmFit::k, numbers);
     if (numbers.empty())
         raiseCalcError(CalcError::IllegalArgument, "k holds no number", argument::gmmFit::k);
     for (const double number : numbers)

@@ -155,8 +155,10 @@ ARGUMENT_CASES = [
     ("=GPUQUANTILE(A1:A5;E1)", "=PERCENTILE.INC(A1:A5;E1)"),
     ("=GPUQUANTILE(A1:A5;D1)", "=PERCENTILE.INC(A1:A5;D1)"),
 ]
-# Text p in a range of p, as an array formula: E1 holds the text "0.25".
-ARRAY_P = ("=GPUQUANTILE(A1:A5;E1:E2)", "=PERCENTILE.INC(A1:A5;E1:E2)")
+# Text p in a range of p, as an array formula: E1 holds the text "0.25",
+# E3 is empty (0 to PERCENTILE.INC: Calc hands an add-in an empty cell of a
+# range as an empty text).
+ARRAY_P = ("=GPUQUANTILE(A1:A5;E1:E3)", "=PERCENTILE.INC(A1:A5;E1:E3)")
 
 
 def outcome(cell):
@@ -184,9 +186,9 @@ def check_arguments(results, office):
         sheet.getCellByPosition(6, list_row).setFormula("=GPUMEDIAN(A1:A5~B1:B2)")
         sheet.getCellByPosition(7, list_row).setFormula("=MEDIAN(A1:A5~B1:B2)")
         array_row = list_row + 2
-        sheet.getCellRangeByPosition(6, array_row, 6, array_row + 1).setArrayFormula(ARRAY_P[0])
-        sheet.getCellRangeByPosition(7, array_row, 7, array_row + 1).setArrayFormula(ARRAY_P[1])
-        summary_row = array_row + 3
+        sheet.getCellRangeByPosition(6, array_row, 6, array_row + 2).setArrayFormula(ARRAY_P[0])
+        sheet.getCellRangeByPosition(7, array_row, 7, array_row + 2).setArrayFormula(ARRAY_P[1])
+        summary_row = array_row + 4
         sheet.getCellRangeByPosition(6, summary_row, 6, summary_row + 8).setArrayFormula(
             '=KMEANS(A1:A5;2;"summary")')
         sheet.getCellRangeByPosition(7, summary_row, 8, summary_row + 8).setArrayFormula(
@@ -204,9 +206,9 @@ def check_arguments(results, office):
         results.check("a reference list =GPUMEDIAN(A1:A5~B1:B2) is Calc's own Err:504 (Calc hands no add-in "
                       "a reference list; MEDIAN(A1:A5;B1:B2) is the form to use)",
                       list_cell.getError() == 504, list_cell.getString())
-        found = [outcome(sheet.getCellByPosition(6, array_row + r)) for r in range(2)]
-        expected = [outcome(sheet.getCellByPosition(7, array_row + r)) for r in range(2)]
-        results.check("array formula over text and number p %s equals %s" % ARRAY_P,
+        found = [outcome(sheet.getCellByPosition(6, array_row + r)) for r in range(3)]
+        expected = [outcome(sheet.getCellByPosition(7, array_row + r)) for r in range(3)]
+        results.check("array formula over text, number and empty p %s equals %s" % ARRAY_P,
                       found == expected and all(kind == "value" for kind, _ in found), "%r %r" % (found, expected))
         narrow = [outcome(sheet.getCellByPosition(6, summary_row + r)) for r in range(9)]
         wide = [outcome(sheet.getCellByPosition(7, summary_row + r)) for r in range(9)]
