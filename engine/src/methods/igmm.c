@@ -48,12 +48,6 @@ typedef struct sg_igmm_job {
     double                  **scratch;      /* per slot: 2 x (largest length) x k */
 } sg_igmm_job;
 
-static double sg_igmm_log_density(double x, double log_x, double mu, double lambda)
-{
-    double difference = x - mu;
-    return 0.5 * (log(lambda) - SG_IGMM_LOG_2PI) - 1.5 * log_x - lambda * difference * difference / (2.0 * mu * mu * x);
-}
-
 /* The inverse Gaussian maximum likelihood estimate of values[0..count-1]:
  * false when it does not exist (all equal). */
 static bool sg_igmm_estimate(const double *values, size_t count, double *mu, double *lambda)
@@ -84,17 +78,23 @@ static void sg_igmm_seed_component(const double *x, size_t n, sg_rng *rng, sg_ig
 }
 
 /* An E-step: responsibilities (n x k, row-major) of the components; returns
- * the log-likelihood. log_x holds log of each observation. */
+ * the log-likelihood. log_x holds log of each observation. Each component's
+ * constants (log alpha + (log lambda - log 2 pi) / 2, and lambda / 2 mu^2)
+ * are taken once per E-step, not per observation. */
 static double sg_igmm_e_step(const double *x, const double *log_x, size_t n, size_t k,
                              const sg_igmm_component *components, double *resp)
 {
-    double log_alpha[SG_IGMM_MAX_K], total = 0.0;
-    for (size_t j = 0; j < k; ++j)
-        log_alpha[j] = log(components[j].alpha);
+    double offset[SG_IGMM_MAX_K], scale[SG_IGMM_MAX_K], total = 0.0;
+    for (size_t j = 0; j < k; ++j) {
+        offset[j] = log(components[j].alpha) + 0.5 * (log(components[j].lambda) - SG_IGMM_LOG_2PI);
+        scale[j] = components[j].lambda / (2.0 * components[j].mu * components[j].mu);
+    }
     for (size_t i = 0; i < n; ++i) {
         double *row = resp + i * k, largest = -INFINITY;
+        const double inverse_x = 1.0 / x[i], log_term = -1.5 * log_x[i];
         for (size_t j = 0; j < k; ++j) {
-            row[j] = log_alpha[j] + sg_igmm_log_density(x[i], log_x[i], components[j].mu, components[j].lambda);
+            double difference = x[i] - components[j].mu;
+            row[j] = offset[j] + log_term - scale[j] * difference * difference * inverse_x;
             if (row[j] > largest)
                 largest = row[j];
         }
@@ -103,8 +103,9 @@ static double sg_igmm_e_step(const double *x, const double *log_x, size_t n, siz
             row[j] = exp(row[j] - largest);
             sum += row[j];
         }
+        const double inverse_sum = 1.0 / sum;
         for (size_t j = 0; j < k; ++j)
-            row[j] /= sum;
+            row[j] *= inverse_sum;
         total += largest + log(sum);
     }
     return total;
