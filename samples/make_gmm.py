@@ -323,7 +323,6 @@ def fill(office, document, sheet, data):
     layout = build(SheetWriter(sheet), data)
     document.calculateAll()
     add_charts(office, sheet, layout)
-    document.calculateAll()
 
 
 def main():

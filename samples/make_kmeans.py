@@ -161,7 +161,6 @@ def fill(office, document, sheet, data):
     layout, row = build(SheetWriter(sheet), data)
     document.calculateAll()
     add_chart(office, document, sheet, layout, row)
-    document.calculateAll()
 
 
 def main():

@@ -217,7 +217,6 @@ def fill(office, document, sheet, data):
     highlight_outliers(document, sheet, layout)
     document.calculateAll()
     add_chart(office, sheet, layout, row)
-    document.calculateAll()
 
 
 def main():

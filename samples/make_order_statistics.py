@@ -119,7 +119,6 @@ def build(writer, data):
 
 def fill(office, document, sheet, data):
     build(SheetWriter(sheet), data)
-    document.calculateAll()
 
 
 def main():

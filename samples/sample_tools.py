@@ -66,18 +66,22 @@ def make_sample(description, output_name, csv_file, r_export, read_data, sheet_n
     from R again with r_export (an R expression taking the path) when asked,
     reads the data with read_data(), and stores a new workbook at --output
     (default samples/output_name) whose first sheet, named sheet_name (the
-    document titled title), fill(office, document, sheet, data) builds. Then
-    says how many rows of the data (what they are) the workbook holds."""
+    document titled title), fill(office, document, sheet, data) builds; the
+    workbook is recalculated before it is stored. Then
+    says how many rows of the data (what they are) the workbook holds. Data
+    made by the script itself have no CSV file: csv_file and r_export None,
+    and no --from-r."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--oxt", default=os.path.join(ROOT, "build", "statgpu.oxt"),
                         help="the built extension (default: build/statgpu.oxt)")
     parser.add_argument("--output", default=os.path.join(HERE, output_name))
-    parser.add_argument("--from-r", action="store_true",
-                        help="export the data from R's datasets package again first")
+    if r_export is not None:
+        parser.add_argument("--from-r", action="store_true",
+                            help="export the data from R's datasets package again first")
     args = parser.parse_args()
     lo_session.ensure_uno()
 
-    if args.from_r:
+    if r_export is not None and args.from_r:
         subprocess.run(["Rscript", "-e", r_export % csv_file], check=True)
     data = read_data()
 
@@ -93,24 +97,26 @@ def make_sample(description, output_name, csv_file, r_export, read_data, sheet_n
             sheet.setName(sheet_name)
             document.getDocumentProperties().Title = title
             fill(office, document, sheet, data)
+            document.calculateAll()
             office.store(document, args.output)
         finally:
             document.close(True)
     print("wrote %s (%d %s)" % (os.path.relpath(args.output), len(data), what))
 
 
-class XYChart:
-    """A scatter chart on a sheet whose series are made through the chart2
-    API, so that every series has its own x values."""
+class Chart:
+    """A chart on a sheet whose series are made through the chart2 API from
+    ranges of the sheet; XYChart and HistogramChart say how they are drawn."""
 
-    def __init__(self, office, sheet, sheet_name, name, rectangle, address, title, x_title, y_title):
+    def __init__(self, office, sheet, sheet_name, name, rectangle, address, diagram, title, x_title, y_title):
         """Adds chart name to sheet (named sheet_name) at rectangle over the
-        cells of address, with its title, axis titles and a white wall."""
+        cells of address, as diagram (a com.sun.star.chart diagram service),
+        with its title, axis titles and a white wall."""
         self.office, self.sheet_name = office, sheet_name
         charts = sheet.getCharts()
         charts.addNewByName(name, rectangle, (address,), False, False)
         chart = charts.getByName(name).getEmbeddedObject()
-        chart.setDiagram(chart.createInstance("com.sun.star.chart.XYDiagram"))
+        chart.setDiagram(chart.createInstance(diagram))
         chart.HasMainTitle = True
         chart.getTitle().String = title
         chart.HasLegend = True
@@ -137,10 +143,24 @@ class XYChart:
             item.setLabel(label)
         return item
 
+    def coordinate_system(self):
+        return self.chart.getFirstDiagram().getCoordinateSystems()[0]
+
+    def new(self, service):
+        return self.manager.createInstanceWithContext(service, self.office.context)
+
+
+class XYChart(Chart):
+    """A scatter chart: every series has its own x values."""
+
+    def __init__(self, office, sheet, sheet_name, name, rectangle, address, title, x_title, y_title):
+        super().__init__(office, sheet, sheet_name, name, rectangle, address, "com.sun.star.chart.XYDiagram",
+                         title, x_title, y_title)
+
     def series(self, x_range, y_range, label_range):
         """A data series of the sheet's ranges, its name from label_range; the
         caller styles it."""
-        item = self.manager.createInstanceWithContext("com.sun.star.chart2.DataSeries", self.office.context)
+        item = self.new("com.sun.star.chart2.DataSeries")
         item.setData((self.labelled(self.sequence(x_range, "values-x")),
                       self.labelled(self.sequence(y_range, "values-y"), self.sequence(label_range, "label"))))
         return item
@@ -157,16 +177,12 @@ class XYChart:
 
     def line(self, x_range, y_range, label_range, colour, width=35):
         """A series drawn as a line (width in 1/100 mm) without markers."""
-        from com.sun.star.chart2 import Symbol
-        from com.sun.star.chart2.SymbolStyle import NONE as NO_SYMBOL
         from com.sun.star.drawing.LineStyle import SOLID
         item = self.series(x_range, y_range, label_range)
         item.LineStyle = SOLID
         item.LineWidth = width
         item.Color = colour
-        marker = Symbol()
-        marker.Style = NO_SYMBOL
-        item.Symbol = marker
+        item.Symbol = no_symbol()
         return item
 
     @staticmethod
@@ -183,5 +199,66 @@ class XYChart:
         item.Symbol = marker
 
     def set_series(self, all_series):
-        chart_type = self.chart.getFirstDiagram().getCoordinateSystems()[0].getChartTypes()[0]
+        self.coordinate_system().getChartTypes()[0].setDataSeries(tuple(all_series))
+
+
+def no_symbol():
+    from com.sun.star.chart2 import Symbol
+    from com.sun.star.chart2.SymbolStyle import NONE
+    marker = Symbol()
+    marker.Style = NONE
+    return marker
+
+
+class HistogramChart(Chart):
+    """Counts per bin as touching columns over a category axis (the bins),
+    and curves over the same bins drawn as lines on top of them: a column
+    chart type and a line chart type in one coordinate system, as Calc's own
+    "column and line" charts are."""
+
+    def __init__(self, office, sheet, sheet_name, name, rectangle, address, categories_range, title, x_title,
+                 y_title):
+        """As Chart's, with the bins' names (the axis labels) from categories_range."""
+        super().__init__(office, sheet, sheet_name, name, rectangle, address, "com.sun.star.chart.BarDiagram",
+                         title, x_title, y_title)
+        axis = self.coordinate_system().getAxisByDimension(0, 0)
+        scale = axis.getScaleData()
+        scale.Categories = self.labelled(self.sequence(categories_range, "categories"))
+        axis.setScaleData(scale)
+
+    def series(self, values_range, label_range, colour):
+        item = self.new("com.sun.star.chart2.DataSeries")
+        item.setData((self.labelled(self.sequence(values_range, "values-y"), self.sequence(label_range, "label")),))
+        item.Color = colour
+        return item
+
+    def set_columns(self, values_range, label_range, colour, border_colour):
+        """The counts: one series of columns without gaps between them."""
+        import uno
+        columns = self.series(values_range, label_range, colour)
+        columns.BorderColor = border_colour
+        chart_type = self.coordinate_system().getChartTypes()[0]
+        chart_type.setDataSeries((columns,))
+        # The property is spelt so (chart2's ColumnChartType); a sequence
+        # of long needs its UNO type spelt out.
+        uno.invoke(chart_type, "setPropertyValue", ("GapwidthSequence", uno.Any("[]long", (0,))))
+        return columns
+
+    def set_curves(self, curves):
+        """curves: (values_range, label_range, colour, width in 1/100 mm)
+        each, straight lines between the bins' values. (Not splines: an
+        ODF chart keeps one interpolation for its whole plot area, which
+        Calc 7.4 gives back to the columns, not the lines, when it opens the
+        file.)"""
+        from com.sun.star.drawing.LineStyle import SOLID
+        chart_type = self.new("com.sun.star.chart2.LineChartType")
+        self.coordinate_system().addChartType(chart_type)
+        all_series = []
+        for values_range, label_range, colour, width in curves:
+            item = self.series(values_range, label_range, colour)
+            item.LineStyle = SOLID
+            item.LineWidth = width
+            item.Symbol = no_symbol()
+            all_series.append(item)
         chart_type.setDataSeries(tuple(all_series))
+        return all_series

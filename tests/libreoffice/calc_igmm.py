@@ -2,7 +2,28 @@
 office session.
 
 The engine's reference test (reference_igmm_cpu) checks the numbers against
-R; here Calc's side is: three data sets in the columns of A1:C500, of
+R; here Calc's side is checked, on two workbooks.
+
+The sample samples/igmm.ods (six simulated subjects' response times, k = 2):
+  - no error cell;
+  - the data are the numbers samples/make_igmm.py's simulate() draws, a
+    column per subject, each as long as its trials;
+  - the parameters: a row per subject and component, the weights summing
+    to 1 (1e-12), the summary's log-likelihood that of the parameters on the
+    column's values (recomputed here, 1e-9 relative), the Mode column naming
+    the smaller mu fast, and each subject's fast and slow mu within 10% and
+    fast share within 0.1 of those it was drawn from;
+  - the summary: the values of every column, converged, fitted;
+  - the histogram of the subject chosen in its cell (4 as stored): each
+    bin's count as counted here, the counts and the trials beyond the bins
+    adding up to the subject's values, and each fitted count n x bin width x
+    the mixture's density at the bin centre from that subject's parameters
+    (1e-10 relative); with subject 1 and a bin width of 0.1 typed in, the
+    same again;
+  - one chart: the counts as columns and the fitted counts as a line, over
+    those columns of the sheet.
+
+A workbook of its own: three data sets in the columns of A1:C500, of
 different lengths (A: the 500 values of tests/reference/igmm_data.csv's
 "one"; B: its first 200, with a text cell and an empty cell among them; C: 40
 values with a 0, so not fitted):
@@ -17,9 +38,11 @@ values with a 0, so not fitted):
 """
 
 import csv
+import math
 import os
+import sys
 
-from calc_gmm import close, grid, outcome
+from calc_gmm import close, find_text, grid, outcome, values as range_values
 
 ROWS = 500
 DATA = "$A$1:$C$%d" % ROWS
@@ -37,6 +60,12 @@ def estimate(values):
 
 
 def check(results, office, source_dir):
+    """Every IGMMFIT check; results.check(name, ok, detail) records each."""
+    check_sample(results, office, source_dir)
+    check_cases(results, office, source_dir)
+
+
+def check_cases(results, office, source_dir):
     one = values_of(source_dir)
     column_b = one[:200]
     column_c = [1.0 + i for i in range(40)]
@@ -100,3 +129,163 @@ def check(results, office, source_dir):
                       bad == [("error", ILLEGAL_ARGUMENT)] * len(errors), repr(bad))
     finally:
         document.close(True)
+
+
+# ---- the sample workbook --------------------------------------------------------------
+
+SAMPLE_COMPONENTS = 2
+
+
+def log_density(x, mu, shape):
+    """The inverse Gaussian's log density, as the engine writes it."""
+    return (0.5 * (math.log(shape) - math.log(2 * math.pi)) - 1.5 * math.log(x)
+            - shape * (x - mu) ** 2 / (2 * mu * mu * x))
+
+
+def mixture_log_likelihood(values, components):
+    total = 0.0
+    for x in values:
+        terms = [math.log(alpha) + log_density(x, mu, shape) for alpha, mu, shape in components]
+        top = max(terms)
+        total += top + math.log(sum(math.exp(t - top) for t in terms))
+    return total
+
+
+def mixture_density(x, components):
+    return sum(alpha * math.sqrt(shape / (2 * math.pi * x ** 3)) * math.exp(-shape * (x - mu) ** 2 / (2 * mu * mu * x))
+               for alpha, mu, shape in components)
+
+
+def sample_generator(source_dir):
+    """samples/make_igmm.py, which draws the sample's data."""
+    samples = os.path.join(source_dir, "samples")
+    if samples not in sys.path:
+        sys.path.insert(0, samples)
+    import make_igmm
+    return make_igmm
+
+
+def check_histogram(results, sheet, subjects, components, name):
+    """The histogram block against the subject and bin width typed in its
+    cells: counts, the trials beyond the bins and the fitted counts."""
+    column, row = find_text(sheet, "Subject shown")
+    subject = int(sheet.getCellByPosition(column + 1, row).getValue())
+    width = sheet.getCellByPosition(column + 1, row + 1).getValue()
+    trials = outcome(sheet.getCellByPosition(column + 1, row + 2))
+    beyond = outcome(sheet.getCellByPosition(column + 1, row + 3))
+    times = subjects[subject - 1]
+    column, row = find_text(sheet, "From (s)")
+    bin_count = 0
+    while sheet.getCellByPosition(column, row + 1 + bin_count).getType().value == "FORMULA":
+        bin_count += 1
+    bins = grid(sheet, column, row + 1, bin_count, 5)
+    counted, fitted_ok = [], True
+    for lower, upper, centre, count, fitted in bins:
+        counted.append(float(sum(1 for x in times if lower[1] <= x < upper[1])))
+        expected = len(times) * width * mixture_density(centre[1], components[subject - 1])
+        fitted_ok = fitted_ok and fitted[0] == "value" and close(fitted[1], expected, 1e-10)
+    counts = [line[3] for line in bins]
+    label = sheet.getCellByPosition(column + 3, row).getString()
+    results.check("%s: subject %d's histogram, %d bins of %g s: each count as counted here, the counts and the "
+                  "trials beyond the bins adding up to its %d values" % (name, subject, len(bins), width, len(times)),
+                  len(bins) > 10 and counts == [("value", c) for c in counted] and trials == ("value", len(times))
+                  and beyond[0] == "value" and sum(counted) + beyond[1] == len(times)
+                  and bins[0][0] == ("value", 0.0) and close(bins[-1][1][1], len(bins) * width)
+                  and label.startswith("Subject %d, %d trials" % (subject, len(times))),
+                  "%r %r %r %r" % (trials, beyond, label, list(zip(counts, counted))[:12]))
+    results.check("%s: each fitted count is n x bin width x subject %d's mixture density at the bin centre "
+                  "(1e-10)" % (name, subject), fitted_ok, repr(bins[:4]))
+
+
+def check_sample(results, office, source_dir):
+    import lo_session
+    generator = sample_generator(source_dir)
+    document = office.load(os.path.join(source_dir, "samples", "igmm.ods"), editable=True)
+    try:
+        document.calculateAll()
+        sheet = document.Sheets.getByIndex(0)
+        ranges = lo_session.array_formula_ranges(sheet, "IGMMFIT", "parameters", ("summary",))
+        results.check("igmm.ods has IGMMFIT parameters and summary", set(ranges) == {"parameters", "summary"},
+                      ", ".join(sorted(ranges)))
+        if set(ranges) != {"parameters", "summary"}:
+            return
+        errors = [(address, cell.getString()) for address, cell in lo_session.formula_cells(sheet)
+                  if cell.getError()]
+        results.check("igmm.ods: no error cell", not errors, repr(errors[:8]))
+
+        drawn = generator.simulate()
+        longest = max(len(times) for times in drawn)
+        cells = sheet.getCellRangeByPosition(0, generator.FIRST_DATA_ROW - 1, len(drawn) - 1,
+                                             generator.FIRST_DATA_ROW + longest - 1).getDataArray()
+        subjects = [[line[s] for line in cells if line[s] != ""] for s in range(len(drawn))]
+        lengths_ok = all(all(line[s] == "" for line in cells[len(drawn[s]):]) for s in range(len(drawn)))
+        results.check("igmm.ods: %d subjects' columns (%s values), the numbers make_igmm.py draws"
+                      % (len(drawn), ", ".join(str(len(times)) for times in drawn)),
+                      subjects == drawn and lengths_ok and not any(cells[longest][:len(drawn)]),
+                      "%r" % [(len(a), len(b)) for a, b in zip(subjects, drawn)])
+
+        k = SAMPLE_COMPONENTS
+        parameters = range_values(ranges["parameters"])
+        summary = range_values(ranges["summary"])
+        statuses = [ranges["summary"].getCellByPosition(7, r).getString() for r in range(len(summary))]
+        results.check("igmm.ods summary: a row per subject, its values, converged, fitted",
+                      [row[:2] for row in summary] == [[("value", float(s + 1)), ("value", float(len(times)))]
+                                                      for s, times in enumerate(drawn)]
+                      and all(row[4] == ("value", 1.0) for row in summary) and statuses == ["fitted"] * len(drawn),
+                      "%r %r" % (summary, statuses))
+        shape_ok = [row[:2] for row in parameters] == [[("value", float(s + 1)), ("value", float(j + 1))]
+                                                       for s in range(len(drawn)) for j in range(k)]
+        components = [[tuple(cell[1] for cell in parameters[s * k + j][2:5]) for j in range(k)]
+                      for s in range(len(drawn))] if shape_ok else []
+        likelihoods = [mixture_log_likelihood(times, mixture) for times, mixture in zip(subjects, components)]
+        results.check("igmm.ods parameters: a row per subject and component, weights summing to 1 (1e-12), the "
+                      "summary's log-likelihood that of the parameters (1e-9)",
+                      shape_ok and all(cell[0] == "value" and cell[1] > 0 for row in parameters for cell in row[2:5])
+                      and all(abs(sum(alpha for alpha, _, _ in mixture) - 1) <= 1e-12 for mixture in components)
+                      and all(close(row[2][1], likelihood, 1e-9) for row, likelihood in zip(summary, likelihoods)),
+                      "%r %r" % (parameters, likelihoods))
+
+        parameters_range = ranges["parameters"].getRangeAddress()
+        modes = [sheet.getCellByPosition(parameters_range.EndColumn + 1, parameters_range.StartRow + r).getString()
+                 for r in range(len(parameters))]
+        recovered = True
+        for s, mixture in enumerate(components):
+            fast, slow = sorted(range(k), key=lambda j: mixture[j][1])
+            recovered = recovered and modes[s * k + fast] == "fast" and modes[s * k + slow] == "slow"
+            trials, share, fast_mu, _, slow_mu, _ = generator.SUBJECTS[s]
+            recovered = (recovered and abs(mixture[fast][0] - share) <= 0.1
+                         and abs(mixture[fast][1] - fast_mu) <= 0.1 * fast_mu
+                         and abs(mixture[slow][1] - slow_mu) <= 0.1 * slow_mu)
+        results.check("igmm.ods: the Mode column names the smaller mu fast; every subject's fast and slow mu "
+                      "within 10%, its fast share within 0.1, of those it was drawn from",
+                      shape_ok and recovered, "%r %r" % (modes, components))
+        if not shape_ok:
+            return
+
+        check_histogram(results, sheet, subjects, components, "igmm.ods")
+        column, row = find_text(sheet, "Subject shown")
+        sheet.getCellByPosition(column + 1, row).setValue(1)
+        sheet.getCellByPosition(column + 1, row + 1).setValue(0.1)
+        document.calculateAll()
+        check_histogram(results, sheet, subjects, components, "igmm.ods, subject 1 and bins of 0.1 s typed in")
+
+        # The chart's series: the count column (fourth of the bins table) and the fitted one beside it.
+        column, row = find_text(sheet, "From (s)")
+        first_counts, first_fitted = (".$%s$%d:" % (lo_session.cell_name(0, column + offset)[:-1], row + 2)
+                                      for offset in (3, 4))
+        charts = sheet.getCharts()
+        found = {}
+        for name in charts.getElementNames():
+            chart = charts.getByName(name).getEmbeddedObject()
+            for chart_type in chart.getFirstDiagram().getCoordinateSystems()[0].getChartTypes():
+                found[chart_type.getChartType().rsplit(".", 1)[-1]] = [
+                    item.getDataSequences()[0].getValues().getSourceRangeRepresentation()
+                    for item in chart_type.getDataSeries()]
+        results.check("igmm.ods has one chart: the counts as columns, the fitted counts as a line over them",
+                      len(charts.getElementNames()) == 1 and sorted(found) == ["ColumnChartType", "LineChartType"]
+                      and len(found["ColumnChartType"]) == 1 and len(found["LineChartType"]) == 1
+                      and first_counts in found["ColumnChartType"][0] and first_fitted in found["LineChartType"][0],
+                      "%r %s %s" % (found, first_counts, first_fitted))
+    finally:
+        document.close(True)
+

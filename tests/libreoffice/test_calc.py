@@ -14,7 +14,8 @@ built-in to mirror: calc_kmeans.py checks it against R's kmeans, on the
 sample samples/kmeans.ods and a workbook of its own cases; calc_lts.py checks
 LTSFIT against R's robustbase::ltsReg, on samples/lts.ods and its own cases;
 calc_gmm.py checks GMMFIT on samples/gmm.ods (k chosen by BIC, mclust's
-optimum) and its own cases.
+optimum) and its own cases; calc_igmm.py IGMMFIT on samples/igmm.ods
+(simulated subjects, a histogram with the fitted density) and its own cases.
 
 Prints one line per check and a summary 'N passed, M failed'; exits 1 on a
 failure. The office is ended at the end in every case, and after --timeout
