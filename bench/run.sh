@@ -2,7 +2,8 @@
 # The benchmark command: builds statgpu with its CUDA backend (no add-in, no
 # tests) and runs the benchmarks: order statistics against cupy, torch and
 # numpy; k-means and Gaussian mixtures against scikit-learn and torch; LTS
-# against R's ltsReg.
+# against R's ltsReg; inverse Gaussian mixtures against R's reference EM
+# (Rscript with statmod) and torch.
 #   bench/run.sh [OUTPUT-FOLDER] [extra bench_select.py arguments]
 # Needs nvcc, a CUDA GPU, and a python3 with torch (cupy and matplotlib optional).
 set -euo pipefail
@@ -23,3 +24,5 @@ PYTHONUNBUFFERED=1 python3 "$root/bench/bench_gmm.py" --lib "$build_dir/lib/libs
   2>&1 | tee "$out/gmm.log"
 PYTHONUNBUFFERED=1 python3 "$root/bench/bench_lts.py" --lib "$build_dir/lib/libstatgpu.so" --out "$out" \
   2>&1 | tee "$out/lts.log"
+PYTHONUNBUFFERED=1 python3 "$root/bench/bench_igmm.py" --lib "$build_dir/lib/libstatgpu.so" --out "$out" \
+  2>&1 | tee "$out/igmm.log"

@@ -381,3 +381,93 @@ def gmm(context, data, k, initial_weights=None, initial_means=None, initial_prec
                 "weights": r.weights[:k], "means": [[r.means[j + k * v] for v in range(d)] for j in range(k)]}
     finally:
         lib.statgpu_gmm_result_destroy(result)
+
+
+# ----- inverse Gaussian mixtures -----
+
+class IgmmParams(ctypes.Structure):
+    _fields_ = [
+        ("struct_bytes", ctypes.c_size_t),
+        ("start_count", ctypes.c_size_t),
+        ("max_iterations", ctypes.c_size_t),
+        ("tolerance", ctypes.c_double),
+        ("seed", ctypes.c_uint64),
+        ("initial_alpha", ctypes.c_void_p),
+        ("initial_mu", ctypes.c_void_p),
+        ("initial_lambda", ctypes.c_void_p),
+        ("keep_responsibilities", ctypes.c_int),
+    ]
+
+
+class IgmmResult(ctypes.Structure):
+    _fields_ = [
+        ("set_count", ctypes.c_size_t),
+        ("k", ctypes.c_size_t),
+        ("lengths", ctypes.POINTER(ctypes.c_size_t)),
+        ("status", ctypes.POINTER(ctypes.c_int32)),
+        ("alpha", ctypes.POINTER(ctypes.c_double)),
+        ("mu", ctypes.POINTER(ctypes.c_double)),
+        ("lambda_", ctypes.POINTER(ctypes.c_double)),
+        ("log_likelihood", ctypes.POINTER(ctypes.c_double)),
+        ("iterations", ctypes.POINTER(ctypes.c_size_t)),
+        ("converged", ctypes.POINTER(ctypes.c_int32)),
+        ("best_start", ctypes.POINTER(ctypes.c_size_t)),
+        ("reseed_count", ctypes.POINTER(ctypes.c_size_t)),
+        ("labels", ctypes.POINTER(ctypes.c_int32)),
+        ("offsets", ctypes.POINTER(ctypes.c_size_t)),
+        ("responsibilities", ctypes.POINTER(ctypes.c_double)),
+        ("start_count", ctypes.c_size_t),
+    ]
+
+
+def igmm(context, sets, k, initial_alpha=None, initial_mu=None, initial_lambda=None, starts=10, max_iterations=100,
+         tolerance=1e-6, seed=0):
+    """Mixtures of k inverse Gaussians, one per row of sets (a 2-D float64
+    numpy array in row-major order, every data set of the same length).
+    initial_alpha, initial_mu and initial_lambda (k values each) give one
+    start shared by every data set (starts is then 1); otherwise bulkem's
+    random starts. Returns a dict of numpy arrays: log_likelihood, status,
+    iterations, best_start, reseed_count (one per data set) and alpha, mu,
+    lambda (data sets x k)."""
+    import numpy as np
+    lib = context.engine.lib
+    lib.statgpu_igmm_params_init.argtypes = [ctypes.POINTER(IgmmParams)]
+    lib.statgpu_igmm.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t),
+                                 ctypes.c_size_t, ctypes.c_size_t, ctypes.POINTER(IgmmParams),
+                                 ctypes.POINTER(ctypes.POINTER(IgmmResult))]
+    lib.statgpu_igmm_result_destroy.argtypes = [ctypes.POINTER(IgmmResult)]
+    if sets.ndim != 2 or not sets.flags["C_CONTIGUOUS"] or str(sets.dtype) != "float64":
+        raise ValueError("sets must be a 2-D float64 array in row-major order, a data set a row")
+    set_count, length = sets.shape
+    pointers = (ctypes.c_void_p * set_count)(*(sets.ctypes.data + s * length * 8 for s in range(set_count)))
+    lengths = (ctypes.c_size_t * set_count)(*([length] * set_count))
+    params = IgmmParams()
+    lib.statgpu_igmm_params_init(ctypes.byref(params))
+    params.start_count = starts
+    params.max_iterations = max_iterations
+    params.tolerance = tolerance
+    params.seed = seed
+    given = (initial_alpha, initial_mu, initial_lambda)
+    if any(array is not None for array in given):
+        if any(array is None for array in given):
+            raise ValueError("give initial_alpha, initial_mu and initial_lambda together")
+        given = [np.ascontiguousarray(array, dtype=np.float64) for array in given]
+        if any(array.shape != (k,) for array in given):
+            raise ValueError("initial_alpha, initial_mu and initial_lambda must hold k values each")
+        params.initial_alpha, params.initial_mu, params.initial_lambda = (array.ctypes.data for array in given)
+    result = ctypes.POINTER(IgmmResult)()
+    context._check(lib.statgpu_igmm(context.handle, pointers, lengths, set_count, k, ctypes.byref(params),
+                                    ctypes.byref(result)))
+    try:
+        r = result.contents
+
+        def copy(pointer, count):
+            return np.ctypeslib.as_array(pointer, shape=(count,)).copy()
+        return {"log_likelihood": copy(r.log_likelihood, set_count), "status": copy(r.status, set_count),
+                "iterations": copy(r.iterations, set_count), "best_start": copy(r.best_start, set_count),
+                "reseed_count": copy(r.reseed_count, set_count),
+                "alpha": copy(r.alpha, set_count * k).reshape(set_count, k),
+                "mu": copy(r.mu, set_count * k).reshape(set_count, k),
+                "lambda": copy(r.lambda_, set_count * k).reshape(set_count, k)}
+    finally:
+        lib.statgpu_igmm_result_destroy(result)
