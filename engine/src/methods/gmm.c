@@ -816,36 +816,6 @@ static statgpu_status sg_gmm_given(statgpu_context *context, sg_gmm_fit *fit, co
     return STATGPU_OK;
 }
 
-/* The model from a k-means run's labels: one-hot responsibilities, then the
- * M-step (scikit-learn's _initialize with init_params="kmeans"). */
-static statgpu_status sg_gmm_from_kmeans(statgpu_context *context, sg_gmm_fit *fit, uint64_t seed, double *sums)
-{
-    statgpu_kmeans_params params;
-    statgpu_kmeans_params_init(&params);
-    params.restart_count = 1;
-    params.seed = seed;
-    params.init = STATGPU_KMEANS_INIT_PLUS_PLUS;
-    statgpu_kmeans_result *clusters = NULL;
-    statgpu_status status = statgpu_kmeans(context, fit->data, fit->n, fit->d, fit->ld, fit->k, &params, &clusters);
-    if (status != STATGPU_OK)
-        return status;
-    const size_t n = fit->n, k = fit->k, d = fit->d;
-    memset(sums, 0, (k + k * d) * sizeof *sums);
-    for (size_t j = 0; j < k; ++j)
-        for (size_t i = 0; i < n; ++i)
-            fit->resp[i + n * j] = clusters->labels[i] == (int32_t)j ? 1.0 : 0.0;
-    for (size_t i = 0; i < n; ++i) {
-        size_t j = (size_t)clusters->labels[i];
-        sums[j] += 1.0;
-        for (size_t v = 0; v < d; ++v)
-            sums[k + j + k * v] += fit->data[i + fit->ld * v];
-    }
-    statgpu_kmeans_result_destroy(clusters);
-    if (!sg_gmm_m_step(fit, sums))
-        return sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate GMM work space");
-    return STATGPU_OK;
-}
-
 /* The M-step from responsibilities already in fit->resp: nk and the sums of
  * r x, then sg_gmm_m_step (which sums the products around the new means). */
 static statgpu_status sg_gmm_from_responsibilities(statgpu_context *context, sg_gmm_fit *fit, double *sums)
@@ -862,6 +832,26 @@ static statgpu_status sg_gmm_from_responsibilities(statgpu_context *context, sg_
     if (!sg_gmm_m_step(fit, sums))
         return sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate GMM work space");
     return STATGPU_OK;
+}
+
+/* The model from a k-means run's labels: one-hot responsibilities, then the
+ * M-step (scikit-learn's _initialize with init_params="kmeans"). */
+static statgpu_status sg_gmm_from_kmeans(statgpu_context *context, sg_gmm_fit *fit, uint64_t seed, double *sums)
+{
+    statgpu_kmeans_params params;
+    statgpu_kmeans_params_init(&params);
+    params.restart_count = 1;
+    params.seed = seed;
+    params.init = STATGPU_KMEANS_INIT_PLUS_PLUS;
+    statgpu_kmeans_result *clusters = NULL;
+    statgpu_status status = statgpu_kmeans(context, fit->data, fit->n, fit->d, fit->ld, fit->k, &params, &clusters);
+    if (status != STATGPU_OK)
+        return status;
+    for (size_t j = 0; j < fit->k; ++j)
+        for (size_t i = 0; i < fit->n; ++i)
+            fit->resp[i + fit->n * j] = clusters->labels[i] == (int32_t)j ? 1.0 : 0.0;
+    statgpu_kmeans_result_destroy(clusters);
+    return sg_gmm_from_responsibilities(context, fit, sums);
 }
 
 /* k-means++ seeds (the engine's, as KMEANS draws them) as the means, each row
