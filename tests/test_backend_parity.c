@@ -125,10 +125,7 @@ static void test_kmeans(void **state)
         statgpu_kmeans_result *cpu = NULL, *cuda = NULL;
         assert_int_equal(statgpu_kmeans(g_cpu, data, n, d, n, k, &params, &cpu), STATGPU_OK);
         assert_int_equal(statgpu_kmeans(g_cuda, data, n, d, n, k, &params, &cuda), STATGPU_OK);
-        statgpu_backend_report report;
-        assert_int_equal(statgpu_context_backend_report(g_cuda, &report), STATGPU_OK);
-        if (report.last_used != STATGPU_BACKEND_CUDA)
-            fail_msg("n=%zu: k-means asked for CUDA ran on the CPU: %s", n, report.note);
+        TEST_ASSERT_RAN_ON_CUDA(g_cuda, "k-means");
         assert_memory_equal(cpu->labels, cuda->labels, n * sizeof *cpu->labels);
         assert_memory_equal(cpu->cluster_sizes, cuda->cluster_sizes, k * sizeof *cpu->cluster_sizes);
         assert_int_equal(cpu->iterations, cuda->iterations);
@@ -167,10 +164,7 @@ static void test_lts(void **state)
         statgpu_lts_result *cpu = NULL, *cuda = NULL;
         assert_int_equal(statgpu_lts(g_cpu, y, x, n, p, n, NULL, &cpu), STATGPU_OK);
         assert_int_equal(statgpu_lts(g_cuda, y, x, n, p, n, NULL, &cuda), STATGPU_OK);
-        statgpu_backend_report report;
-        assert_int_equal(statgpu_context_backend_report(g_cuda, &report), STATGPU_OK);
-        if (report.last_used != STATGPU_BACKEND_CUDA)
-            fail_msg("n=%zu: LTS asked for CUDA ran on the CPU: %s", n, report.note);
+        TEST_ASSERT_RAN_ON_CUDA(g_cuda, "LTS");
         if (!close_to(cuda->objective, cpu->objective, 1e-9, 0.0))
             fail_msg("n=%zu p=%zu: objective CPU %.17g, CUDA %.17g", n, p, cpu->objective, cuda->objective);
         assert_memory_equal(cpu->weights, cuda->weights, n * sizeof *cpu->weights);
@@ -288,10 +282,7 @@ static void check_gmm_restarts(void)
     statgpu_gmm_result *cpu = NULL, *cuda = NULL, *again = NULL;
     assert_int_equal(statgpu_gmm(g_cpu, data, n, d, n, k, &params, &cpu), STATGPU_OK);
     assert_int_equal(statgpu_gmm(g_cuda, data, n, d, n, k, &params, &cuda), STATGPU_OK);
-    statgpu_backend_report report;
-    assert_int_equal(statgpu_context_backend_report(g_cuda, &report), STATGPU_OK);
-    if (report.last_used != STATGPU_BACKEND_CUDA)
-        fail_msg("restarts asked for CUDA ran on the CPU: %s", report.note);
+    TEST_ASSERT_RAN_ON_CUDA(g_cuda, "GMM restarts");
     assert_int_equal(statgpu_gmm(g_cuda, data, n, d, n, k, &params, &again), STATGPU_OK);
     assert_int_equal(cuda->restart_count, 20);
     assert_int_equal(again->best_restart, cuda->best_restart);

@@ -49,10 +49,8 @@ static char             g_skip_reason[512] = "";
 /* With CUDA asked for, the fit must have run there. */
 static void assert_ran_where_asked(void)
 {
-    statgpu_backend_report report;
-    assert_int_equal(statgpu_context_backend_report(g_context, &report), STATGPU_OK);
-    if (g_cuda && report.last_used != STATGPU_BACKEND_CUDA)
-        fail_msg("a mixture asked for CUDA ran on the CPU: %s", report.note);
+    if (g_cuda)
+        TEST_ASSERT_RAN_ON_CUDA(g_context, "a mixture");
 }
 static const char      *g_reference_dir = "tests/reference";
 
@@ -417,12 +415,8 @@ static void test_threads_and_restarts(void **state)
     params.seed = 9;
     statgpu_gmm_result *first = NULL;
     for (int threads = 1; threads <= 3; ++threads) {
-        statgpu_context_params context_params;
-        statgpu_context_params_init(&context_params);
-        context_params.backend = STATGPU_BACKEND_CPU;
-        context_params.thread_count = threads;
         statgpu_context *context = NULL;
-        assert_int_equal(statgpu_context_create(&context_params, &context), STATGPU_OK);
+        TEST_CONTEXT_WITH_THREADS(STATGPU_BACKEND_CPU, threads, context);
         statgpu_gmm_result *r = NULL;
         assert_int_equal(statgpu_gmm(context, data, n, d, n, 4, &params, &r), STATGPU_OK);
         assert_finite_result(r);

@@ -332,12 +332,8 @@ static void test_threads(void **state)
     params.seed = 3;
     statgpu_igmm_result *first = NULL;
     for (int threads = 1; threads <= 3; ++threads) {
-        statgpu_context_params context_params;
-        statgpu_context_params_init(&context_params);
-        context_params.backend = STATGPU_BACKEND_CPU;
-        context_params.thread_count = threads;
         statgpu_context *context = NULL;
-        assert_int_equal(statgpu_context_create(&context_params, &context), STATGPU_OK);
+        TEST_CONTEXT_WITH_THREADS(STATGPU_BACKEND_CPU, threads, context);
         statgpu_igmm_result *r = NULL;
         assert_int_equal(statgpu_igmm(context, values, lengths, 30, 2, &params, &r), STATGPU_OK);
         if (first == NULL) {

@@ -568,12 +568,8 @@ static void test_reproducible_at_any_thread_count(void **state)
         assert_true(same_result(first, again));
         statgpu_lts_result_destroy(again);
         for (int threads = 1; threads <= 3; ++threads) {
-            statgpu_context_params cp;
-            statgpu_context_params_init(&cp);
-            cp.backend = test_backend_from_environment();
-            cp.thread_count = threads;
-            statgpu_context *context;
-            assert_int_equal(statgpu_context_create(&cp, &context), STATGPU_OK);
+            statgpu_context *context = NULL;
+            TEST_CONTEXT_WITH_THREADS(test_backend_from_environment(), threads, context);
             statgpu_lts_result *r = NULL;
             assert_int_equal(statgpu_lts(context, y, x, n, d, n, &params, &r), STATGPU_OK);
             assert_true(same_result(first, r));

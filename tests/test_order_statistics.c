@@ -117,12 +117,8 @@ static void test_thread_counts_agree(void **state)
     test_fill(data, count, PATTERN_CAUCHY, 99);
     double expected = NAN;
     for (int threads = 1; threads <= 5; threads += 2) {
-        statgpu_context_params params;
-        statgpu_context_params_init(&params);
-        params.backend = g_backend;
-        params.thread_count = threads;
         statgpu_context *context = NULL;
-        assert_int_equal(statgpu_context_create(&params, &context), STATGPU_OK);
+        TEST_CONTEXT_WITH_THREADS(g_backend, threads, context);
         double result = NAN;
         assert_int_equal(statgpu_median(context, data, count, &result), STATGPU_OK);
         if (threads == 1)

@@ -196,6 +196,27 @@ static inline void test_note_missing_cuda(statgpu_context *context, statgpu_back
         return 0;                                                                     \
     }
 
+/* A new context of which_backend with threads threads in out_context, or the
+ * test fails. Used after #include <cmocka.h>. */
+#define TEST_CONTEXT_WITH_THREADS(which_backend, threads, out_context)                      \
+    do {                                                                                   \
+        statgpu_context_params test_params_;                                               \
+        statgpu_context_params_init(&test_params_);                                        \
+        test_params_.backend = (which_backend);                                            \
+        test_params_.thread_count = (threads);                                             \
+        assert_int_equal(statgpu_context_create(&test_params_, &(out_context)), STATGPU_OK); \
+    } while (0)
+
+/* Fails unless context's last call ran on CUDA; what names the call in the
+ * message. Used after #include <cmocka.h>. */
+#define TEST_ASSERT_RAN_ON_CUDA(context, what)                                              \
+    do {                                                                                   \
+        statgpu_backend_report test_report_;                                               \
+        assert_int_equal(statgpu_context_backend_report((context), &test_report_), STATGPU_OK); \
+        if (test_report_.last_used != STATGPU_BACKEND_CUDA)                                \
+            fail_msg("%s asked for CUDA ran on the CPU: %s", (what), test_report_.note);   \
+    } while (0)
+
 /* ----- the GPU tier's skips -----
  * A test binary that cannot run here keeps a reason; every test then prints it
  * and is skipped (cmocka's skip()), and the binary exits 77, which ctest
