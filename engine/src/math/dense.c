@@ -113,36 +113,34 @@ void sg_qr_reduce(double *a, size_t rows, size_t width, size_t lda)
     }
 }
 
-/* Least squares of y on the design (n x p, leading dimension n) over the
- * listed rows (all rows when rows == NULL), by Householder QR of fixed
- * chunks of rows (in parallel) whose triangular factors are then stacked
- * and reduced in chunk order: the same bits at any thread count. Writes
- * coef (p), kept (p) and, when rss is not NULL, the residual sum of squares.
- * Returns the rank, or (size_t)-1 when out of memory. */
-/* The chunks of a least-squares fit, each reduced to its R factor. */
+/* The chunks of a factorisation, each reduced to its R factor. */
 typedef struct sg_qr_chunks {
-    const double *x, *y;
-    size_t        n, p;
-    const size_t *rows;
-    size_t        row_count;
-    double       *factors;        /* chunk_count x width x width */
-    double       *blocks;         /* per thread: the chunk's rows, then its reduction */
-    size_t        block_doubles;
+    const double *const *columns;
+    const double        *shift, *scale;
+    size_t               width;
+    const size_t        *rows;
+    size_t               row_count;
+    double              *factors;        /* chunk_count x width x width */
+    double              *blocks;         /* per thread: the chunk's rows, then its reduction */
+    size_t               block_doubles;
 } sg_qr_chunks;
 
 static void sg_qr_chunk(void *context, size_t c, int slot)
 {
     const sg_qr_chunks *work = context;
-    size_t p = work->p, width = p + 1;
+    size_t width = work->width;
     double *block = work->blocks + (size_t)slot * work->block_doubles;
     size_t begin = c * SG_DENSE_QR_CHUNK_ROWS;
     size_t end = begin + SG_DENSE_QR_CHUNK_ROWS < work->row_count ? begin + SG_DENSE_QR_CHUNK_ROWS : work->row_count;
     size_t m = end - begin, ld = SG_DENSE_QR_CHUNK_ROWS;
-    for (size_t v = 0; v <= p; ++v) {
-        const double *source = v < p ? work->x + work->n * v : work->y;
+    for (size_t v = 0; v < width; ++v) {
+        const double *source = work->columns[v];
+        double shift = work->shift ? work->shift[v] : 0.0, scale = work->scale ? work->scale[v] : 1.0;
         double *target = block + ld * v;
-        for (size_t r = 0; r < m; ++r)
-            target[r] = source[work->rows ? work->rows[begin + r] : begin + r];
+        for (size_t r = 0; r < m; ++r) {
+            size_t row = work->rows ? work->rows[begin + r] : begin + r;
+            target[r] = source == NULL ? 1.0 : (source[row] - shift) * scale;
+        }
     }
     sg_qr_reduce(block, m, width, ld);
     double *factor = work->factors + c * width * width;
@@ -151,68 +149,85 @@ static void sg_qr_chunk(void *context, size_t c, int slot)
             factor[r + width * v] = block[r + ld * v];
 }
 
-size_t sg_least_squares_rows(const double *x, const double *y, size_t n, size_t p, const size_t *rows,
-                             size_t row_count, double tolerance, int thread_count, double *coef, bool *kept,
-                             double *rss)
+bool sg_qr_factor_columns(const double *const *columns, const double *shift, const double *scale, size_t width,
+                          const size_t *rows, size_t row_count, int thread_count, double *r)
 {
-    size_t width = p + 1;
     size_t chunk_count = (row_count + SG_DENSE_QR_CHUNK_ROWS - 1) / SG_DENSE_QR_CHUNK_ROWS;
     if (chunk_count == 0)
         chunk_count = 1;
     double *factors = calloc(chunk_count * width * width, sizeof *factors);
-    double *norms = calloc(width, sizeof *norms);
     double *stack = malloc(2 * width * width * sizeof *stack);
     int team = thread_count > 0 ? thread_count : 1;
     if ((size_t)team > chunk_count)
         team = (int)chunk_count;
     size_t block_doubles = (SG_DENSE_QR_CHUNK_ROWS + width) * width;
     double *blocks = malloc((size_t)team * block_doubles * sizeof *blocks);
-    bool failed = factors == NULL || norms == NULL || stack == NULL || blocks == NULL;
+    bool failed = factors == NULL || stack == NULL || blocks == NULL;
     if (!failed) {
-        sg_qr_chunks work = { x, y, n, p, rows, row_count, factors, blocks, block_doubles };
+        sg_qr_chunks work = { columns, shift, scale, width, rows, row_count, factors, blocks, block_doubles };
         sg_parallel_for(team, chunk_count, sg_qr_chunk, &work);
+        /* Fold the chunks' factors in order: R = qr([R; R_c]). */
+        double *total = factors;  /* chunk 0's factor */
+        for (size_t c = 1; c < chunk_count; ++c) {
+            for (size_t v = 0; v < width; ++v) {
+                for (size_t i = 0; i < width; ++i) {
+                    stack[i + 2 * width * v] = total[i + width * v];
+                    stack[width + i + 2 * width * v] = factors[c * width * width + i + width * v];
+                }
+            }
+            sg_qr_reduce(stack, 2 * width, width, 2 * width);
+            for (size_t v = 0; v < width; ++v)
+                for (size_t i = 0; i < width; ++i)
+                    total[i + width * v] = i <= v ? stack[i + 2 * width * v] : 0.0;
+        }
+        memcpy(r, total, width * width * sizeof *r);
     }
     free(blocks);
-    if (failed) {
-        free(factors);
+    free(factors);
+    free(stack);
+    return !failed;
+}
+
+size_t sg_least_squares_rows(const double *x, const double *y, size_t n, size_t p, const size_t *rows,
+                             size_t row_count, double tolerance, int thread_count, double *coef, bool *kept,
+                             double *rss)
+{
+    size_t width = p + 1;
+    const double **columns = malloc(width * sizeof *columns);
+    double *total = malloc(width * width * sizeof *total);
+    double *norms = calloc(width, sizeof *norms);
+    if (columns == NULL || total == NULL || norms == NULL) {
+        free(columns);
+        free(total);
         free(norms);
-        free(stack);
         return (size_t)-1;
     }
-    /* Column norms of the augmented rows: those of the stacked factors. */
-    for (size_t c = 0; c < chunk_count; ++c)
-        for (size_t v = 0; v < width; ++v)
-            for (size_t r = 0; r <= v; ++r) {
-                double value = factors[c * width * width + r + width * v];
-                norms[v] += value * value;
-            }
-    for (size_t v = 0; v < width; ++v)
+    for (size_t v = 0; v < p; ++v)
+        columns[v] = x + n * v;
+    columns[p] = y;
+    bool factored = sg_qr_factor_columns(columns, NULL, NULL, width, rows, row_count, thread_count, total);
+    free(columns);
+    if (!factored) {
+        free(total);
+        free(norms);
+        return (size_t)-1;
+    }
+    /* Column norms of the augmented rows: those of the factor. */
+    for (size_t v = 0; v < width; ++v) {
+        for (size_t i = 0; i <= v; ++i)
+            norms[v] += total[i + width * v] * total[i + width * v];
         norms[v] = sqrt(norms[v]);
-    /* Fold the chunks' factors in order: R = qr([R; R_c]). */
-    double *total = factors;  /* chunk 0's factor */
-    for (size_t c = 1; c < chunk_count; ++c) {
-        for (size_t v = 0; v < width; ++v) {
-            for (size_t r = 0; r < width; ++r) {
-                stack[r + 2 * width * v] = total[r + width * v];
-                stack[width + r + 2 * width * v] = factors[c * width * width + r + width * v];
-            }
-        }
-        sg_qr_reduce(stack, 2 * width, width, 2 * width);
-        for (size_t v = 0; v < width; ++v)
-            for (size_t r = 0; r < width; ++r)
-                total[r + width * v] = r <= v ? stack[r + 2 * width * v] : 0.0;
     }
     size_t rank = sg_qr_solve(total, width, p, width, tolerance, norms, coef, kept);
     if (rss != NULL) {
         /* What the kept columns leave of y: rows rank.. of the last column. */
         double sum = 0.0;
-        for (size_t r = rank; r < width; ++r)
-            sum += total[r + width * p] * total[r + width * p];
+        for (size_t i = rank; i < width; ++i)
+            sum += total[i + width * p] * total[i + width * p];
         *rss = sum;
     }
-    free(factors);
+    free(total);
     free(norms);
-    free(stack);
     return rank;
 }
 

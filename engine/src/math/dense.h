@@ -36,6 +36,16 @@ size_t sg_qr_solve(double *a, size_t rows, size_t cols, size_t lda, double toler
  * by Householder reflections: the upper triangle of the first width rows. */
 void sg_qr_reduce(double *a, size_t rows, size_t width, size_t lda);
 
+/* The R factor (width x width, upper triangle, zeros below) of the matrix
+ * whose column v holds (columns[v][row] - shift[v]) * scale[v] over the
+ * listed rows (NULL: rows 0 .. row_count-1); a NULL column is a column of
+ * ones, NULL shift or scale mean 0 and 1. The rows are cut into fixed
+ * chunks, each reduced by Householder QR on its own (in parallel), and the
+ * factors folded in chunk order: the same bits at any thread count. False
+ * when out of memory. */
+bool sg_qr_factor_columns(const double *const *columns, const double *shift, const double *scale, size_t width,
+                          const size_t *rows, size_t row_count, int thread_count, double *r /* out */);
+
 /* Least squares of y on the p columns of x (n rows, leading dimension n) over
  * the given rows (NULL: rows 0 .. row_count-1), with sg_qr_solve's rule for
  * dependent columns at tolerance. The rows are cut into fixed chunks, each
