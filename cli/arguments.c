@@ -17,7 +17,7 @@ const char *const cli_command_names[COMMAND_COUNT] = {
     [COMMAND_MEDIAN] = "median", [COMMAND_SMALL] = "small", [COMMAND_LARGE] = "large",
     [COMMAND_QUANTILE] = "quantile", [COMMAND_INFO] = "info", [COMMAND_KMEANS] = "kmeans", [COMMAND_LTS] = "lts",
     [COMMAND_GMM] = "gmm",
-    [COMMAND_IGMM] = "igmm",
+    [COMMAND_IGMM] = "igmm", [COMMAND_BESTSUBSET] = "bestsubset",
 };
 
 void usage(FILE *out)
@@ -34,6 +34,8 @@ void usage(FILE *out)
           "                           (as Calc's LTSFIT)\n"
           "  igmm K FILE              a mixture of K inverse Gaussians fitted to each column, a data set\n"
           "                           each (as Calc's IGMMFIT)\n"
+          "  bestsubset FILE          the best subsets of the other columns for regressing the first\n"
+          "                           column on, every size, exactly (as Calc's BESTSUBSET)\n"
           "  gmm K FILE               a Gaussian mixture of K components fitted to the rows (as Calc's\n"
           "                           GMMFIT); K may list candidates (1-6, 2,4,8): the lowest BIC wins\n"
           "options:\n"
@@ -78,6 +80,18 @@ void usage(FILE *out)
           "  --restarts N             runs from different k-means starts; the best is kept (default 1)\n"
           "  --max-iter N             EM iterations per run at most (default 100)\n"
           "  --tol X                  the change of the mean log-likelihood that stops a run (default 1e-3)\n"
+          "bestsubset options (--y-column and --columns as for lts):\n"
+          "  --output subsets|which|coefficients|summary   what to print (default subsets)\n"
+          "  --max-size N             the largest subset size (default: every size)\n"
+          "  --nbest N                subsets reported per size (default 1)\n"
+          "  --validation press|holdout|kfold   the validation error (default press: leave-one-out)\n"
+          "  --folds K                folds of kfold (default 10)\n"
+          "  --holdout F              the share of rows holdout holds out (default 0.2)\n"
+          "  --criterion validation|cp|bic|adjr2   what chooses the size (default validation)\n"
+          "  --force-in LIST          predictors in every subset, by name or position among the\n"
+          "                           predictors (1 the first)\n"
+          "  --force-out LIST         predictors left out of the search\n"
+          "  --no-intercept           no intercept term\n"
           "igmm options (every column a data set; its empty or NA fields are skipped, so columns may\n"
           "differ in length):\n"
           "  --output parameters|summary|labels   what to print (default parameters)\n"
@@ -132,13 +146,16 @@ static int names_command(const char *list, const char *command)
 static const char *option_command(const char *arg)
 {
     static const struct { const char *name, *commands; } owners[] = {
-        { "--columns", "kmeans lts gmm igmm" }, { "--output", "kmeans lts gmm igmm" },
-        { "--seed", "kmeans lts gmm igmm" },
+        { "--columns", "kmeans lts gmm igmm bestsubset" }, { "--output", "kmeans lts gmm igmm bestsubset" },
+        { "--seed", "kmeans lts gmm igmm bestsubset" },
         { "--restarts", "kmeans gmm" }, { "--max-iter", "kmeans gmm igmm" }, { "--tol", "kmeans gmm igmm" },
         { "--covariance", "gmm" },
-        { "--init", "kmeans gmm" },        { "--y-column", "lts" },      { "--alpha", "lts" },
-        { "--starts", "lts igmm" },    { "--no-intercept", "lts" },  { "--lms", "lts" },
-        { "--table", "kmeans lts gmm igmm" },
+        { "--init", "kmeans gmm" },        { "--y-column", "lts bestsubset" },      { "--alpha", "lts" },
+        { "--starts", "lts igmm" },    { "--no-intercept", "lts bestsubset" },  { "--lms", "lts" },
+        { "--table", "kmeans lts gmm igmm bestsubset" },
+        { "--max-size", "bestsubset" }, { "--nbest", "bestsubset" }, { "--validation", "bestsubset" },
+        { "--folds", "bestsubset" }, { "--holdout", "bestsubset" }, { "--criterion", "bestsubset" },
+        { "--force-in", "bestsubset" }, { "--force-out", "bestsubset" },
         { "--column", "median small large quantile" }, { "-k", "small large" }, { "-p", "quantile" },
     };
     for (size_t j = 0; j < sizeof owners / sizeof *owners; ++j)
@@ -159,6 +176,10 @@ static const char **option_text(options *opt, const char *arg)
         { "--tol", &opt->tol_text },          { "--y-column", &opt->y_column },
         { "--alpha", &opt->alpha_text },      { "--starts", &opt->starts_text },
         { "--covariance", &opt->covariance_text },
+        { "--max-size", &opt->max_size_text }, { "--nbest", &opt->nbest_text },
+        { "--validation", &opt->validation_text }, { "--folds", &opt->folds_text },
+        { "--holdout", &opt->holdout_text }, { "--criterion", &opt->criterion_text },
+        { "--force-in", &opt->force_in }, { "--force-out", &opt->force_out },
     };
     for (size_t j = 0; j < sizeof texts / sizeof *texts; ++j)
         if (strcmp(arg, texts[j].name) == 0)
@@ -201,7 +222,7 @@ int parse_arguments(int argc, char **argv, options *opt)
     /* kmeans, gmm and igmm take K before the file. */
     const int is_kmeans = opt->command_id == COMMAND_KMEANS || opt->command_id == COMMAND_GMM
                           || opt->command_id == COMMAND_IGMM;
-    const int is_table = is_kmeans || opt->command_id == COMMAND_LTS;
+    const int is_table = is_kmeans || opt->command_id == COMMAND_LTS || opt->command_id == COMMAND_BESTSUBSET;
     for (int i = 2; i < argc; ++i) {
         const char *arg = argv[i];
         const char *value = i + 1 < argc ? argv[i + 1] : NULL;
@@ -313,6 +334,6 @@ int parse_arguments(int argc, char **argv, options *opt)
     if (opt->format != FORMAT_CSV && opt->path != NULL && strcmp(opt->path, "-") == 0)
         return fail_usage("binary input must be a file", NULL);
     if (opt->format != FORMAT_CSV && is_table)
-        return fail_usage("kmeans, lts, gmm and igmm read CSV only", NULL);
+        return fail_usage("kmeans, lts, gmm, igmm and bestsubset read CSV only", NULL);
     return ARGUMENTS_RUN;
 }

@@ -19,7 +19,7 @@ typedef enum input_format { FORMAT_CSV, FORMAT_F64, FORMAT_F32 } input_format;
 typedef enum cli_command_id {
     COMMAND_MEDIAN, COMMAND_SMALL, COMMAND_LARGE, COMMAND_QUANTILE, COMMAND_INFO, COMMAND_KMEANS, COMMAND_LTS,
     COMMAND_GMM,
-    COMMAND_IGMM, COMMAND_COUNT
+    COMMAND_IGMM, COMMAND_BESTSUBSET, COMMAND_COUNT
 } cli_command_id;
 
 /* Each command's name, as typed. */
@@ -59,6 +59,15 @@ typedef struct options {
     const char     *starts_text;
     int             no_intercept;
     int             lms;
+    /* bestsubset */
+    const char     *max_size_text;
+    const char     *nbest_text;
+    const char     *validation_text;
+    const char     *folds_text;
+    const char     *holdout_text;
+    const char     *criterion_text;
+    const char     *force_in;     /* comma-separated predictor names or positions */
+    const char     *force_out;
 } options;
 
 /* Sentinel of parse_arguments: the command is to run. */

@@ -9,6 +9,7 @@
  *   statgpu info     [--backend B] [--device D]
  *   statgpu kmeans   K FILE [options]        k-means clusters of the rows
  *   statgpu lts      FILE [options]          least trimmed squares regression
+ *   statgpu bestsubset FILE [options]        best subset regression
  *   statgpu gmm      K FILE [options]        a Gaussian mixture of the rows
  *
  * Exit status: 0 success, 1 the computation failed (the engine's message is
@@ -41,6 +42,7 @@ static int (*const k_commands[COMMAND_COUNT])(const options *opt, statgpu_contex
     [COMMAND_LTS] = command_lts,
     [COMMAND_GMM] = command_gmm,
     [COMMAND_IGMM] = command_igmm,
+    [COMMAND_BESTSUBSET] = command_bestsubset,
 };
 
 int main(int argc, char **argv)

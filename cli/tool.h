@@ -96,5 +96,6 @@ int command_kmeans(const options *opt, statgpu_context *context);
 int command_lts(const options *opt, statgpu_context *context);
 int command_gmm(const options *opt, statgpu_context *context);
 int command_igmm(const options *opt, statgpu_context *context);
+int command_bestsubset(const options *opt, statgpu_context *context);
 
 #endif

@@ -827,6 +827,164 @@ STATGPU_API statgpu_status statgpu_igmm(statgpu_context *context, const double *
 STATGPU_API void statgpu_igmm_result_destroy(statgpu_igmm_result *result);
 
 
+/* ===== Best subset regression ============================================= */
+
+/* For every subset size, the subsets of predictors whose least squares fit
+ * of y has the smallest residual sum of squares (RSS), exactly: the search
+ * visits every subset or proves that it cannot be among the best (R's
+ * leaps::regsubsets, method "exhaustive", gives the same subsets).
+ *
+ * The response y has n_obs values; the predictors x are n_obs x n_vars,
+ * column-major with leading dimension ld >= n_obs. With an intercept every
+ * model has one (it is never counted in a size); without, none.
+ *
+ * The search. The predictors (centred, with an intercept) and y are reduced
+ * by one Householder QR; a subset's RSS is that of the triangular factor
+ * with the subset's columns, and the tree of subsets is walked by dropping
+ * columns (Gatu and Kontoghiorghes's dropping-column tree), each child's
+ * factor restored by Givens rotations from its parent's. The RSS of a subset
+ * is a lower bound for every subset of it, so a branch whose bound exceeds
+ * the nbest-th best RSS of every size it could still reach is cut (Furnival
+ * and Wilson's leaps and bounds); at nodes with many free columns those are
+ * ordered first whose removal costs most, so the largest branches are the
+ * likeliest to be cut. Branches are compared with a margin of 1e-10 times the
+ * null model's RSS, so rounding can never cut a subset that belongs among
+ * the best. Ties: subsets of equal RSS are ranked by their variables, the
+ * one with the earliest differing variable first. The search runs on the
+ * context's threads and gives the same subsets at any thread count.
+ *
+ * Sizes count predictors (forced ones included), not the intercept: the
+ * result reports sizes min_size .. max_size, min_size the count of
+ * predictors forced in (1 when none is).
+ *
+ * Per reported subset, with k = size + intercept coefficients, n rows, RSS0
+ * the null model's RSS (about the mean with an intercept, about 0 without)
+ * and sigma^2 = RSS(full model) / (n - k_full), as leaps's summary defines
+ * them:
+ *   R^2 = 1 - RSS / RSS0; adjusted R^2 = 1 - (RSS / RSS0) (n - intercept) / (n - k);
+ *   Cp = RSS / sigma^2 - (n - 2k);
+ *   bic_leaps = n ln(RSS / RSS0) + k ln n (leaps's bic, relative to the null model);
+ *   bic = n ln(RSS / n) + k ln n (the usual one, up to the likelihood's
+ *         constant: it differs from bic_leaps by n ln(RSS0 / n) alone, so
+ *         both choose the same size);
+ *   press = sum over rows of (e_i / (1 - h_ii))^2, the exact leave-one-out
+ *         prediction error, h_ii = ||R^-T x_i||^2 from the subset's QR (plus
+ *         1/n with an intercept); a row with h_ii = 1 (fitted exactly by any
+ *         fit) adds 0.
+ * The validation error of a size (mean squared prediction error):
+ *   PRESS (default)  press / n of that subset;
+ *   HOLDOUT          round(holdout_fraction n) rows, chosen at random by the
+ *                    seeds, are held out; the search runs on the others; the
+ *                    best subset of each size found there, fitted there,
+ *                    predicts the held-out rows;
+ *   KFOLD            the rows are dealt at random (by the seeds) into
+ *                    fold_count folds; the whole search runs once per fold
+ *                    on the other folds; a size's error is the squared error
+ *                    of its best subsets' predictions summed over all folds,
+ *                    divided by n.
+ * Under HOLDOUT and KFOLD the error belongs to a size, not a subset: only the
+ * rank-1 subset of each size carries it (validation_error is NaN for the
+ * others, and for a size that a fold's search could not reach).
+ *
+ * The chosen model: the size whose rank-1 subset has the lowest criterion
+ * (the validation error by default, or Cp, bic, or the highest adjusted
+ * R^2); ties go to the smaller size. Its coefficients and standard errors
+ * (sqrt(RSS / (n - k)) times the root of the diagonal of (X'X)^-1) are
+ * fitted on all rows.
+ *
+ * Bad input: NaN in y or x gives STATGPU_ERROR_NAN_IN_DATA (callers drop rows
+ * with missing values first); an infinity, no free predictor, more than
+ * STATGPU_BESTSUBSET_MAX_VARS free predictors, n_obs not above the full
+ * model's coefficients, max_size below min_size, an unknown validation or
+ * criterion, a holdout leaving fewer rows on either side than a fit needs,
+ * fold_count outside [2, n_obs], a force entry other than -1, 0 or 1:
+ * STATGPU_ERROR_INVALID_ARGUMENT with a message. A predictor that the QR's
+ * rank test (1e-7 of its norm, centred with an intercept) finds a linear
+ * combination of those before it (a constant column beside the intercept, a
+ * copy, a sum of others) is left out of the search and reported in dropped;
+ * a forced predictor so dropped is an error. No output is ever NaN except
+ * validation_error where it is said to be.
+ *
+ * The progress callback is called as the search goes (the share of the tree
+ * walked or cut); cancelling returns STATGPU_ERROR_CANCELLED. */
+
+/* The most free predictors a search takes: an exhaustive search of more is
+ * out of reach on any machine unless the bounds cut nearly everything. */
+#define STATGPU_BESTSUBSET_MAX_VARS 128
+
+typedef enum statgpu_subset_validation {
+    STATGPU_SUBSET_PRESS   = 0,  /* leave-one-out, exact (default) */
+    STATGPU_SUBSET_HOLDOUT = 1,  /* one random share of the rows held out */
+    STATGPU_SUBSET_KFOLD   = 2   /* K-fold cross-validation, the search repeated per fold */
+} statgpu_subset_validation;
+
+typedef enum statgpu_subset_criterion {
+    STATGPU_SUBSET_BY_VALIDATION = 0,  /* lowest validation error (default) */
+    STATGPU_SUBSET_BY_CP         = 1,  /* lowest Mallows' Cp */
+    STATGPU_SUBSET_BY_BIC        = 2,  /* lowest BIC */
+    STATGPU_SUBSET_BY_ADJR2      = 3   /* highest adjusted R^2 */
+} statgpu_subset_criterion;
+
+typedef struct statgpu_bestsubset_params {
+    size_t                    struct_bytes;      /* sizeof(statgpu_bestsubset_params); set by _init */
+    int                       intercept;         /* 1 (default): every model has an intercept */
+    size_t                    max_size;          /* largest size reported; 0 (default): every size */
+    size_t                    nbest;             /* subsets reported per size, >= 1; default 1 */
+    const int8_t             *force;             /* n_vars entries: 1 forced in, -1 left out, 0 free;
+                                                    NULL (default): all free */
+    statgpu_subset_validation validation;        /* default STATGPU_SUBSET_PRESS */
+    double                    holdout_fraction;  /* HOLDOUT's share of rows, in (0, 1); default 0.2 */
+    size_t                    fold_count;        /* KFOLD's folds, 2 .. n_obs; default 10 */
+    statgpu_subset_criterion  criterion;         /* default STATGPU_SUBSET_BY_VALIDATION */
+    uint64_t                  seed;              /* mixed with the context's seed; default 0 */
+    /* --- fields are only ever appended --- */
+} statgpu_bestsubset_params;
+
+/* The outcome of statgpu_bestsubset: owned by the caller, freed by
+ * statgpu_bestsubset_result_destroy. Subsets are listed by size, then rank.
+ * Fields are only ever appended. */
+typedef struct statgpu_bestsubset_result {
+    size_t   n_obs, n_vars;
+    int      intercept;
+    size_t   nbest;
+    size_t   min_size, max_size;     /* the sizes reported */
+    size_t   subset_count;           /* rows of the arrays below */
+    size_t  *sizes;                  /* subset_count: predictors in the subset */
+    size_t  *ranks;                  /* subset_count: 1 .. nbest within its size */
+    uint8_t *which;                  /* subset_count x n_vars, row-major: 1 where the predictor is in */
+    double  *rss, *r_squared, *adjusted_r_squared, *cp, *bic_leaps, *bic, *press;  /* subset_count each */
+    double  *validation_error;       /* subset_count: see above (NaN where it does not apply) */
+    double   null_rss;               /* RSS0 */
+    double   full_rss;               /* RSS of the model with every predictor not dropped or left out */
+    double   sigma2;                 /* Cp's variance estimate */
+    statgpu_subset_validation validation;
+    statgpu_subset_criterion  criterion;
+    size_t   fold_count;             /* KFOLD's folds; 1 for HOLDOUT, 0 for PRESS */
+    size_t   holdout_count;          /* HOLDOUT's held-out rows; 0 otherwise */
+    size_t   chosen;                 /* the index of the chosen subset (a rank-1 row) */
+    size_t   coefficient_count;      /* intercept + the chosen size */
+    double  *coefficients;           /* coefficient_count: intercept first, then the chosen predictors in order */
+    double  *standard_errors;        /* coefficient_count */
+    size_t  *coefficient_vars;       /* coefficient_count: the predictor (0-based) of each, SIZE_MAX for the intercept */
+    uint8_t *dropped;                /* n_vars: 1 where the rank test left a predictor out */
+    size_t   dropped_count;
+    uint64_t subsets_evaluated;      /* nodes of the tree whose factor was computed, all searches */
+} statgpu_bestsubset_result;
+
+/* Fills params with the defaults. Always call it first. */
+STATGPU_API void statgpu_bestsubset_params_init(statgpu_bestsubset_params *params /* out */);
+
+/* Best subset regression of y on x. params may be NULL for the defaults. On
+ * success *out_result is a new result (destroy it); on failure it is NULL
+ * and statgpu_context_last_error says why. */
+STATGPU_API statgpu_status statgpu_bestsubset(statgpu_context *context, const double *y, const double *x,
+                                              size_t n_obs, size_t n_vars, size_t ld,
+                                              const statgpu_bestsubset_params *params,
+                                              statgpu_bestsubset_result **out_result /* out */);
+
+/* Frees a result and its arrays. NULL is a harmless no-op. */
+STATGPU_API void statgpu_bestsubset_result_destroy(statgpu_bestsubset_result *result);
+
 /* ===== Result tables ====================================================== */
 
 /* A method's result as named tables: the one place where a result becomes
@@ -905,7 +1063,8 @@ STATGPU_API void statgpu_table_set_destroy(statgpu_table_set *set);
  * default Output, or NULL for an unknown method. Methods: "kmeans" (centroids,
  * labels, sizes, summary), "lts" (coefficients, weights, residuals, summary,
  * subset), "gmm" (summary, weights, means, covariances, labels,
- * probabilities, density, selection), "igmm" (parameters, summary, labels). Static storage. */
+ * probabilities, density, selection), "igmm" (parameters, summary, labels),
+ * "bestsubset" (subsets, which, coefficients, summary). Static storage. */
 STATGPU_API const char *const *statgpu_method_table_names(const char *method);
 
 /* The title of a method's table (found as statgpu_table_set_find finds
@@ -1007,6 +1166,26 @@ STATGPU_API statgpu_status statgpu_gmm_tables(statgpu_context *context, const st
 STATGPU_API statgpu_status statgpu_igmm_tables(statgpu_context *context, const statgpu_igmm_result *result,
                                                const statgpu_table_params *params,
                                                statgpu_table_set **out_set /* out */);
+
+/* The tables of a best subset result, in this order:
+ *   subsets       a row per subset (by size, then rank): size, rank, RSS, R2,
+ *                 adjusted R2, Cp, BIC (leaps), BIC, PRESS, validation error
+ *                 (empty where it does not apply), chosen (1 for the chosen
+ *                 model), predictors (text: the names, ", "-separated)
+ *   which         a row per subset: size, rank, then a column per predictor,
+ *                 1 where it is in the subset, else 0
+ *   coefficients  the chosen model: a row per term, "(Intercept)" first,
+ *                 under "term"; coefficient, standard error, t value
+ *   summary       14 x 2 "value", "name": chosen size, criterion and
+ *                 validation (their names say which), folds, rows held out,
+ *                 the chosen model's R2 and RSS, the full and null models'
+ *                 RSS, sigma2, predictors left out as dependent (named),
+ *                 subsets evaluated, observations used, rows left out
+ * variable_names name the predictors. Failures as for statgpu_kmeans_tables. */
+STATGPU_API statgpu_status statgpu_bestsubset_tables(statgpu_context *context,
+                                                     const statgpu_bestsubset_result *result,
+                                                     const statgpu_table_params *params,
+                                                     statgpu_table_set **out_set /* out */);
 
 #ifdef __cplusplus
 }

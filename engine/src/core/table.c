@@ -43,6 +43,7 @@ static const sg_table_catalogue *const sg_catalogues[] = {
     &sg_lts_table_catalogue,
     &sg_gmm_table_catalogue,
     &sg_igmm_table_catalogue,
+    &sg_bestsubset_table_catalogue,
 };
 
 const sg_table_catalogue *sg_table_catalogue_of(const char *method)

@@ -25,6 +25,7 @@ extern const sg_table_catalogue sg_kmeans_table_catalogue;
 extern const sg_table_catalogue sg_lts_table_catalogue;
 extern const sg_table_catalogue sg_gmm_table_catalogue;
 extern const sg_table_catalogue sg_igmm_table_catalogue;
+extern const sg_table_catalogue sg_bestsubset_table_catalogue;
 
 /* The tables of one result being built. */
 typedef struct sg_table_build {

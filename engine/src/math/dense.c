@@ -80,6 +80,20 @@ size_t sg_qr_solve(double *a, size_t rows, size_t cols, size_t lda, double toler
     return rank;
 }
 
+void sg_upper_inverse(const double *r, size_t ldr, size_t size, double *inverse)
+{
+    memset(inverse, 0, size * size * sizeof *inverse);
+    for (size_t c = 0; c < size; ++c) {
+        inverse[c + size * c] = 1.0 / r[c + ldr * c];
+        for (size_t i = c; i-- > 0;) {
+            double sum = 0.0;
+            for (size_t t = i + 1; t <= c; ++t)
+                sum += r[i + ldr * t] * inverse[t + size * c];
+            inverse[i + size * c] = -sum / r[i + ldr * i];
+        }
+    }
+}
+
 /* Reduces a (rows x width, column-major, leading dimension lda) in place to
  * its triangular factor R (the first min(rows, width) rows), no columns
  * dropped: a zero column is simply left alone. */

@@ -46,6 +46,11 @@ void sg_qr_reduce(double *a, size_t rows, size_t width, size_t lda);
 bool sg_qr_factor_columns(const double *const *columns, const double *shift, const double *scale, size_t width,
                           const size_t *rows, size_t row_count, int thread_count, double *r /* out */);
 
+/* The inverse (size x size, leading dimension size, zeros below the
+ * diagonal) of the upper triangle of r (leading dimension ldr), whose
+ * diagonal has no zero. */
+void sg_upper_inverse(const double *r, size_t ldr, size_t size, double *inverse /* out */);
+
 /* Least squares of y on the p columns of x (n rows, leading dimension n) over
  * the given rows (NULL: rows 0 .. row_count-1), with sg_qr_solve's rule for
  * dependent columns at tolerance. The rows are cut into fixed chunks, each
