@@ -143,17 +143,23 @@ static statgpu_status sg_design_build(statgpu_context *context, const sg_subset_
                 mean += column[rows ? rows[i] : i];
             mean /= (double)row_count;
         }
-        double sum = 0.0;
+        double sum = 0.0, raw = 0.0;
         for (size_t i = 0; i < row_count; ++i) {
-            double centred = column[rows ? rows[i] : i] - mean;
+            double value = column[rows ? rows[i] : i], centred = value - mean;
             sum += centred * centred;
+            raw += value * value;
         }
         double norm = sqrt(sum);
+        /* What centring leaves of a constant column is rounding: as in R's
+         * lm.fit, where the intercept's column comes first, a column whose
+         * centred norm is at most the rank tolerance of its own is constant
+         * (scaled to 0, so the rank test drops it); y's bound is rounding's. */
+        bool constant = !(norm > (v == n_vars ? 1e-12 : SG_SUBSET_RANK_TOLERANCE) * sqrt(raw));
         design->shift[v] = mean;
-        design->scale[v] = norm > 0.0 && isfinite(norm) ? 1.0 / norm : 1.0;
+        design->scale[v] = constant ? 0.0 : norm > 0.0 && isfinite(norm) ? 1.0 / norm : 1.0;
         if (v == n_vars) {
             design->y_norm = norm;
-            if (!(norm > 0.0))
+            if (constant)
                 status = sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
                                  data->intercept ? "y is constant%s: every model fits it exactly"
                                                  : "y is 0 on every row%s: every model fits it exactly", what);
@@ -218,8 +224,9 @@ static statgpu_status sg_design_build(statgpu_context *context, const sg_subset_
             if (force == 1) {
                 status = sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
                                  "predictor %zu is forced in but is %s%s", v + 1,
-                                 norms[c] == 0.0 || (data->intercept && design->scale[v] == 1.0 && norms[c] < 1e-300)
-                                     ? "constant" : "a linear combination of the predictors before it", what);
+                                 design->scale[v] == 0.0 ? (data->intercept ? "constant" : "0 on every row")
+                                                         : "a linear combination of the forced predictors before it",
+                                 what);
                 goto done;
             }
             continue;
