@@ -98,6 +98,77 @@ OutputChoice readOutput(const Any& output, const char* method, bool with_criteri
     raiseCalcError(CalcError::IllegalArgument, message.c_str(), position);
 }
 
+RegressionRows readRegressionRows(const Range& y, const Range& x, sal_Int16 y_position, sal_Int16 x_position)
+{
+    const auto start = std::chrono::steady_clock::now();
+    RegressionRows rows;
+    const sal_Int32 row_count = y.getLength();
+    if (row_count == 0)
+        raiseCalcError(CalcError::IllegalArgument, "Y is empty", y_position);
+    for (const Sequence<Any>& cells : y)
+        if (cells.getLength() != 1)
+            raiseCalcError(CalcError::IllegalArgument, "Y is not one column", y_position);
+    if (x.getLength() != row_count)
+        raiseCalcError(CalcError::IllegalArgument, "X does not have as many rows as Y", x_position);
+    rows.predictors = static_cast<std::size_t>(x[0].getLength());
+    if (rows.predictors == 0)
+        raiseCalcError(CalcError::IllegalArgument, "X has no column", x_position);
+    rows.complete.assign(static_cast<std::size_t>(row_count), false);
+    std::vector<double> row_major;
+    row_major.reserve(cellCount(x));
+    rows.y.reserve(static_cast<std::size_t>(row_count));
+    for (sal_Int32 row = 0; row < row_count; ++row)
+    {
+        const Sequence<Any>& cells = x[row];
+        if (static_cast<std::size_t>(cells.getLength()) != rows.predictors)
+            raiseCalcError(CalcError::IllegalArgument, "the rows of X differ in length", x_position);
+        double response = 0.0;
+        bool complete = readCell(y[row][0], kDataCells, y_position, response);
+        const std::size_t mark = row_major.size();
+        for (const Any& cell : cells)
+        {
+            double value;
+            complete = readCell(cell, kDataCells, x_position, value) && complete;
+            row_major.push_back(value);
+        }
+        if (complete)
+        {
+            rows.complete[static_cast<std::size_t>(row)] = true;
+            rows.y.push_back(response);
+        }
+        else
+            row_major.resize(mark);
+    }
+    // A first row of texts names the predictors.
+    std::vector<std::string> names;
+    for (const Any& cell : x[0])
+    {
+        OUString text;
+        if (!(cell >>= text) || text.trim().isEmpty())
+            break;
+        names.push_back(OUStringToOString(text.trim(), RTL_TEXTENCODING_UTF8).getStr());
+    }
+    if (names.size() == rows.predictors)
+        rows.names = std::move(names);
+    rows.count = rows.y.size();
+    rows.x.resize(row_major.size());
+    for (std::size_t i = 0; i < rows.count; ++i)
+        for (std::size_t v = 0; v < rows.predictors; ++v)
+            rows.x[i + rows.count * v] = row_major[i * rows.predictors + v];
+    t_call_times.cells += cellCount(y) + cellCount(x);
+    t_call_times.convert_seconds += secondsSince(start);
+    return rows;
+}
+
+bool readIntercept(const Any& argument, sal_Int16 position)
+{
+    if (!argument.hasValue())
+        return true;
+    double value = 0.0;
+    readCell(argument, kParameterCells, position, value);
+    return value != 0.0;
+}
+
 // The row map of a fit: the rows of the range that gave an observation.
 std::vector<std::size_t> sourceRows(const std::vector<bool>& complete)
 {

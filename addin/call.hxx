@@ -89,6 +89,27 @@ struct Observations
 };
 Observations readObservations(const Range& data, sal_Int16 position);
 
+// Y and X of a regression (LTSFIT, BESTSUBSET), row by row: a row is an
+// observation when Y's cell and every cell of X's row give a number
+// (kDataCells: an empty or text cell makes the row missing). When every cell
+// of X's first row is text, those texts name the predictors (the row, not a
+// number, is left out as any other). Err:502 for a Y of more than one column
+// or an X of other rows; y_position and x_position name them.
+struct RegressionRows
+{
+    std::vector<double> y;           // count
+    std::vector<double> x;           // count x predictors, column-major
+    std::vector<bool> complete;      // per row of the ranges
+    std::vector<std::string> names;  // the predictors' names, or empty
+    std::size_t count = 0;
+    std::size_t predictors = 0;
+};
+RegressionRows readRegressionRows(const Range& y, const Range& x, sal_Int16 y_position, sal_Int16 x_position);
+
+// Intercept: omitted (void) is TRUE; otherwise a boolean or a number, TRUE
+// when not 0, as Calc reads a logical argument; text is converted as for a number.
+bool readIntercept(const Any& argument, sal_Int16 position);
+
 // A count of clusters or components: rounded down, from 1 to the number of
 // complete rows; position names it.
 std::size_t readClusterCount(double k, std::size_t observations, sal_Int16 position);

@@ -138,6 +138,40 @@ FUNCTIONS = [
                   "a whole number from 0 that chooses the random starts; the same Seed "
                   "gives the same fit. Default 0.")]),
     Function(
+        "bestSubset", "BESTSUBSET", "any",
+        "Finds, for every number of predictors, the subsets of the columns of X whose linear fit of Y has "
+        "the smallest residual sum of squares, exactly (every subset is searched or proved worse, as R's "
+        "leaps::regsubsets), and chooses the size by a validation error or a criterion. Returns a row per "
+        "subset (size, RSS, R2, adjusted R2, Cp, BIC, PRESS, validation error, chosen, the predictors' "
+        "names), or with Output which predictors each subset has, the chosen model's coefficients or a "
+        "summary. A first row of X that is all text names the predictors. Enter it as an array formula.",
+        [Argument("y", RANGE, "Y",
+                  "The response: one column. A row with an empty or text cell in Y or X is left out."),
+         Argument("x", RANGE, "X",
+                  "The candidate predictors: up to 128 columns, with as many rows as Y; its first row may "
+                  "hold their names."),
+         Argument("maxSize", "any", "MaxSize",
+                  "The largest number of predictors in a subset, from 1. Default: all."),
+         Argument("output", "any", "Output",
+                  "\"subsets\" (the default: a row per size, 12 columns), \"which\" (size, rank, then 1 or 0 "
+                  "per predictor), \"coefficients\" (the chosen model: coefficient, standard error and t value "
+                  "per term, the intercept first) or \"summary\" (the chosen size, criterion, RSS and more, with "
+                  "their names)."),
+         Argument("intercept", "any", "Intercept",
+                  "TRUE (the default) to fit an intercept in every model, FALSE for none."),
+         Argument("validation", "any", "Validation",
+                  "How the validation error is measured: \"press\" (the default: leave-one-out, exact), "
+                  "\"holdout\" (a random fifth of the rows held out; \"holdout 0.3\" holds out 30%) or "
+                  "\"kfold\" (10-fold cross-validation, the search repeated per fold; \"kfold 5\" for 5)."),
+         Argument("criterion", "any", "Criterion",
+                  "What chooses the size: \"validation\" (the default: the lowest validation error), "
+                  "\"cp\", \"bic\" (the lowest) or \"adjr2\" (the highest adjusted R2)."),
+         Argument("nbest", "any", "NBest",
+                  "How many subsets to report for each size, from 1 (the default) to 1000."),
+         Argument("seed", "any", "Seed",
+                  "A whole number from 0 that chooses the held-out rows or folds; the same Seed gives the "
+                  "same result. Default 0.")]),
+    Function(
         "gmmFit", "GMMFIT", "any",
         "Fits a Gaussian mixture of k components to the rows of Data by EM, as scikit-learn's "
         "GaussianMixture does (k-means starts, the run of the highest likelihood kept); with several k "

@@ -186,11 +186,15 @@ statgpu_context* StatGpuAddIn::engineContext()
 }
 
 Any StatGpuAddIn::resultTable(const TableMaker& make_tables, const std::string& name,
-                              const std::vector<bool>& complete)
+                              const std::vector<bool>& complete, const std::vector<std::string>& names)
 {
     const std::vector<std::size_t> rows = sourceRows(complete);
+    std::vector<const char*> name_texts;
+    for (const std::string& text : names)
+        name_texts.push_back(text.c_str());
     statgpu_table_params params;
     statgpu_table_params_init(&params);
+    params.variable_names = name_texts.empty() ? nullptr : name_texts.data();
     params.source_row_count = complete.size();
     params.source_rows = rows.data();
     params.table_name = name.c_str();

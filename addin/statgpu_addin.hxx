@@ -91,6 +91,12 @@ public:
     css::uno::Any SAL_CALL igmmFit(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& data, double k,
                                    const css::uno::Any& output, const css::uno::Any& starts,
                                    const css::uno::Any& maxIterations, const css::uno::Any& seed) override;
+    css::uno::Any SAL_CALL bestSubset(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& y,
+                                      const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& x,
+                                      const css::uno::Any& maxSize, const css::uno::Any& output,
+                                      const css::uno::Any& intercept, const css::uno::Any& validation,
+                                      const css::uno::Any& criterion, const css::uno::Any& nbest,
+                                      const css::uno::Any& seed) override;
     OUString SAL_CALL gpuInfo() override;
 
 private:
@@ -116,8 +122,9 @@ private:
     // rows of the range that were observations.
     using TableMaker = std::function<statgpu_status(statgpu_context*, const statgpu_table_params*,
                                                     statgpu_table_set**)>;
+    // names, where not empty, name the data's variables (headers, labels).
     css::uno::Any resultTable(const TableMaker& make_tables, const std::string& name,
-                              const std::vector<bool>& complete);
+                              const std::vector<bool>& complete, const std::vector<std::string>& names = {});
 
     css::lang::Locale locale_;
     // One context for the whole component; the engine wants one per thread,
