@@ -407,6 +407,58 @@ def check_igmm(write):
               f"exit {code}, stderr {err!r}")
 
 
+def check_bestsubset(write):
+    # R's leaps::regsubsets on stackloss (nbest = 2): the subsets by size and
+    # rank and their RSS (1e-10), the predictors named from the header.
+    stackloss = os.path.join(ROOT, "samples", "stackloss.csv")
+    leaps = [("1", "1", 319.11610582370309, "Air.Flow"), ("1", "2", 483.15061963775037, "Water.Temp"),
+             ("2", "1", 188.79533386239373, "Air.Flow, Water.Temp"),
+             ("2", "2", 309.13760169018872, "Air.Flow, Acid.Conc."),
+             ("3", "1", 178.82996159835866, "Air.Flow, Water.Temp, Acid.Conc.")]
+    code, out, err = run("bestsubset", stackloss, "--y-column", "stack.loss", "--nbest", "2")
+    got = table(out)
+    ok = code == 0 and len(got) == 6 and got[0][1:4] == ["size", "rank", "RSS"] and got[0][-1] == "predictors"
+    for row, (size, rank, rss, names) in zip(got[1:], leaps):
+        ok = ok and row[1] == size and row[2] == rank and close(float(row[3]), rss, 1e-10) and row[-1] == names
+    check("bestsubset: leaps's subsets and RSS on stackloss (1e-10), named", ok, out + err)
+    # Acid.Conc. forced in (leaps's force.in): sizes 1 to 3, the forced one in each.
+    code, out, err = run("bestsubset", stackloss, "--y-column", "stack.loss", "--force-in", "Acid.Conc.",
+                         "--output", "which")
+    got = table(out)
+    check("bestsubset --force-in: the forced predictor in every subset",
+          code == 0 and len(got) == 4 and all(row[-1] == "1" for row in got[1:]), out + err)
+    code, out, err = run("bestsubset", stackloss, "--y-column", "stack.loss", "--force-out", "1", "--output", "which")
+    got = table(out)
+    check("bestsubset --force-out 1 (a position): Air.Flow in no subset",
+          code == 0 and len(got) == 3 and all(row[3] == "0" for row in got[1:]), out + err)
+    code, first, _ = run("bestsubset", stackloss, "--y-column", "stack.loss", "--validation", "kfold", "--folds", "4")
+    code2, again, _ = run("bestsubset", stackloss, "--y-column", "stack.loss", "--validation", "kfold", "--folds", "4",
+                          "--threads", "1")
+    check("bestsubset kfold: the same bits with one thread and all", code == 0 and code2 == 0 and first == again, first)
+    code, out, err = run("bestsubset", stackloss, "--y-column", "stack.loss", "--output", "coefficients",
+                         "--criterion", "cp")
+    got = table(out)
+    check("bestsubset --criterion cp: the model of lowest Cp (Air.Flow, Water.Temp), coefficients with "
+          "standard errors", code == 0 and [row[0] for row in got[1:]] == ["(Intercept)", "Air.Flow", "Water.Temp"]
+          and close(float(got[2][1]), 0.67115444089792387, 1e-9), out + err)
+    constant = write("constant.csv", "y,a,b\n" + "".join("1,%d,%d\n" % (i, i * i) for i in range(10)))
+    cases = [
+        (("bestsubset", stackloss, "--validation", "loo"), 2, "--validation"),
+        (("bestsubset", stackloss, "--criterion", "aic"), 2, "--criterion"),
+        (("bestsubset", stackloss, "--force-in", "nothing"), 2, "names no predictor"),
+        (("bestsubset", stackloss, "--force-in", "1", "--force-out", "1"), 2, "both"),
+        (("bestsubset", stackloss, "--output", "labels"), 2, "--output"),
+        (("bestsubset", stackloss, "--nbest", "0"), 1, "nbest"),
+        (("bestsubset", stackloss, "--validation", "kfold", "--folds", "1"), 1, "fold_count"),
+        (("bestsubset", constant), 1, "constant"),
+        (("bestsubset", stackloss, "--alpha", "0.5"), 2, "only for lts"),
+    ]
+    for args, expected_code, expected_text in cases:
+        code, out, err = run(*args)
+        check(f"bestsubset bad input {args[2:]}", code == expected_code and expected_text in err and out == "",
+              f"exit {code}, stderr {err!r}")
+
+
 def check_tables_of_every_output():
     # kmeans' summary and lts' coefficients and subset, the tool's own in CSV,
     # print as the engine's tables with --table.
@@ -821,6 +873,7 @@ def main():
         check_kmeans(write)
         check_gmm(write)
         check_igmm(write)
+        check_bestsubset(write)
         check_tables_of_every_output()
         check_lts(write)
         check_csv_rules(write)
