@@ -15,7 +15,10 @@ sample samples/kmeans.ods and a workbook of its own cases; calc_lts.py checks
 LTSFIT against R's robustbase::ltsReg, on samples/lts.ods and its own cases;
 calc_gmm.py checks GMMFIT on samples/gmm.ods (k chosen by BIC, mclust's
 optimum) and its own cases; calc_igmm.py IGMMFIT on samples/igmm.ods
-(simulated subjects, a histogram with the fitted density) and its own cases.
+(simulated subjects, a histogram with the fitted density) and its own cases;
+calc_bestsubset.py BESTSUBSET against R's leaps::regsubsets and lm on
+samples/bestsubset.ods (the Motor Trend cars, the validation error against
+the size) and its own cases.
 
 Prints one line per check and a summary 'N passed, M failed'; exits 1 on a
 failure. The office is ended at the end in every case, and after --timeout
@@ -31,6 +34,7 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import calc_bestsubset  # noqa: E402
 import calc_edge_cases  # noqa: E402
 import calc_gmm  # noqa: E402
 import calc_igmm  # noqa: E402
@@ -328,6 +332,7 @@ def main():
             calc_edge_cases.check(results, office, args.source_dir)
             calc_gmm.check(results, office, args.source_dir)
             calc_igmm.check(results, office, args.source_dir)
+            calc_bestsubset.check(results, office, args.source_dir)
     except Exception:  # an office that died or timed out: a failure, then the summary
         traceback.print_exc()
         results.check("the LibreOffice session ran to the end", False)
