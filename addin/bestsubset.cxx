@@ -1,6 +1,7 @@
 // bestsubset.cxx: BESTSUBSET: Y and X row by row (call.cxx's
-// readRegressionRows, whose first row of texts names the predictors), the
-// exhaustive search through the engine, and the table its Output names.
+// readRegressionRows, whose first row of texts names the predictors and is
+// not counted as a row left out), the exhaustive search through the engine,
+// and the table its Output names.
 #include "call.hxx"
 
 namespace statgpu::addin
@@ -100,11 +101,18 @@ Any SAL_CALL StatGpuAddIn::bestSubset(const Range& y, const Range& x, const Any&
         });
         const std::unique_ptr<statgpu_bestsubset_result, void (*)(statgpu_bestsubset_result*)> result(
             fitted, statgpu_bestsubset_result_destroy);
+        // The row of names (never complete) is no row of data: leaving it out
+        // of the row map keeps it out of the summary's rows left out. No
+        // table of BESTSUBSET has a row per row of the range, so nothing has
+        // to line up with the range's rows.
+        std::vector<bool> complete = rows.complete;
+        if (!rows.names.empty())
+            complete.erase(complete.begin());
         return resultTable(
             [&](statgpu_context* context, const statgpu_table_params* table_params, statgpu_table_set** set) {
                 return statgpu_bestsubset_tables(context, result.get(), table_params, set);
             },
-            chosen.table, rows.complete, rows.names);
+            chosen.table, complete, rows.names);
     });
 }
 

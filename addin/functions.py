@@ -154,9 +154,9 @@ FUNCTIONS = [
                   "The largest number of predictors in a subset, from 1. Default: all."),
          Argument("output", "any", "Output",
                   "\"subsets\" (the default: a row per size, 12 columns), \"which\" (size, rank, then 1 or 0 "
-                  "per predictor), \"coefficients\" (the chosen model: coefficient, standard error and t value "
-                  "per term, the intercept first) or \"summary\" (the chosen size, criterion, RSS and more, with "
-                  "their names)."),
+                  "per predictor), \"coefficients\" (the chosen model: a row per term, the intercept first, "
+                  "4 columns: the term's name, coefficient, standard error, t value) or \"summary\" (the "
+                  "chosen size, criterion, RSS and more, with their names)."),
          Argument("intercept", "any", "Intercept",
                   "TRUE (the default) to fit an intercept in every model, FALSE for none."),
          Argument("validation", "any", "Validation",

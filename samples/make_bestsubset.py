@@ -16,10 +16,11 @@ performance. The CSV was written by R (--from-r runs this again):
                           "samples/mtcars.csv", row.names=FALSE)'
 
 Every BESTSUBSET of the sheet takes Y and X with their heading row, whose
-texts name the predictors (and which is left out as a row of text). The
-coefficients table has room for every predictor and the intercept and is
-wrapped in IF(term <= chosen size + 1; BESTSUBSET(...); ""), so that it
-follows the chosen size when the data change. The chart's red point is a
+texts name the predictors (a row of names, not counted as a row left out).
+The coefficients table (the term's name, coefficient, standard error, t
+value) has room for every predictor and the intercept and is wrapped in
+IF(# <= chosen size + 1; BESTSUBSET(...); ""), so that it follows the chosen
+size when the data change. The chart's red point is a
 helper column that shows the validation error of the chosen size alone and
 #N/A elsewhere, which the chart leaves out.
 
@@ -90,7 +91,7 @@ class Layout:
         self.subsets = None          # (first, last) rows of the subsets table, columns N:Y
         self.chart_row = None        # the chart's top left corner, in column N
         self.summary_first = None    # the summary's first row (N value, O name)
-        self.coefficients = None     # (first, last) rows of the coefficients table, columns O:R
+        self.coefficients = None     # (first, last) rows of the coefficients table, columns O:R (term first)
 
     def call(self, *arguments):
         """BESTSUBSET(Y; X; ...) with the further arguments given (None: left empty)."""
@@ -189,8 +190,8 @@ def build(writer, data):
     block("Summary",
           "=BESTSUBSET(%s; %s; ; \"summary\"): the chosen size, how it was chosen, the chosen, full and null "
           "models' RSS, Cp's variance, and the rows." % (shown_y, shown_x),
-          "The one row left out is row %d, the names: a row with a text or empty cell in Y or X is not fitted."
-          % HEADING_ROW)
+          "Row %d, the names, is not data and not counted among the rows left out; a row with a text or empty "
+          "cell in Y or X would be." % HEADING_ROW)
     layout.summary_first = row
     writer.array_formula("N%d:O%d" % (row, row + SUMMARY_ROWS - 1), "=%s" % layout.call(None, '"summary"'))
     chosen = "$N$%d" % row
@@ -198,27 +199,19 @@ def build(writer, data):
 
     terms = sizes + 1
     block("The chosen model",
-          "=BESTSUBSET(%s; %s; ; \"coefficients\") in columns P to R: the least squares fit of mpg on the chosen "
+          "=BESTSUBSET(%s; %s; ; \"coefficients\") in columns O to R: the least squares fit of mpg on the chosen "
           "predictors, a row per term, the intercept first:" % (shown_y, shown_x),
-          "coefficient, standard error and t value. It has as many rows as the chosen size and the intercept: the "
-          "table has room for all %d, and" % terms,
-          "IF(# <= %s + 1; ...; \"\") leaves the rest empty. Column O names the terms: the chosen row's "
-          "predictors (column Y), one by one (REGEX)." % chosen.replace("$", ""))
-    writer.text("N%d" % row, "Chosen predictors", bold=True)
-    s_first, s_last = layout.subsets
-    writer.formula("P%d" % row, "=INDEX($Y$%d:$Y$%d;MATCH(1;$X$%d:$X$%d;0))" % (s_first, s_last, s_first, s_last))
-    chosen_predictors = "$P$%d" % row
-    row += 1
+          "the term's name, coefficient, standard error and t value. It has as many rows as the chosen size and "
+          "the intercept: the table has room for all %d, and" % terms,
+          "IF(# <= %s + 1; ...; \"\") leaves the rest empty." % chosen.replace("$", ""))
+    row -= 1  # the header row right below the explanation
     headings_at("N", ("#",) + COEFFICIENT_HEADINGS, right={0, 2, 3, 4})
     row += 1
     layout.coefficients = (row, row + terms - 1)
     numbers = "$N$%d:$N$%d" % layout.coefficients
     for j in range(terms):
-        r = row + j
-        writer.value("N%d" % r, float(j + 1))
-        writer.formula("O%d" % r, '=IF(N%d>%s+1;"";IF(N%d=1;"(Intercept)";TRIM(REGEX(%s;"[^,]+";;N%d-1))))'
-                       % (r, chosen, r, chosen_predictors, r))
-    writer.array_formula("P%d:R%d" % layout.coefficients,
+        writer.value("N%d" % (row + j), float(j + 1))
+    writer.array_formula("O%d:R%d" % layout.coefficients,
                          '=IF(%s<=%s+1;%s;"")' % (numbers, chosen, layout.call(None, '"coefficients"')))
     row += terms + 1
 

@@ -578,8 +578,20 @@ static void test_tables(void **state)
     assert_int_equal(which->column_count, 6);
     assert_string_equal(which->column_headers[2], "a");
     const statgpu_table *coefficients = statgpu_table_set_find(set, "coefficients");
+    /* No row labels (Calc shows none): the terms are the first column, texts. */
     assert_int_equal(coefficients->row_count, result->coefficient_count);
-    assert_string_equal(coefficients->row_labels[0], "(Intercept)");
+    assert_int_equal(coefficients->column_count, 4);
+    assert_null(coefficients->row_labels);
+    assert_string_equal(coefficients->column_headers[0], "term");
+    assert_string_equal(coefficients->column_headers[3], "t value");
+    assert_string_equal(coefficients->texts[0], "(Intercept)");
+    for (size_t c = 1; c < coefficients->row_count; ++c) {
+        size_t v = result->coefficient_vars[c];
+        assert_int_equal(coefficients->cell_kinds[c], STATGPU_CELL_TEXT);
+        assert_string_equal(coefficients->texts[c], names[v]);
+        assert_true(coefficients->values[c + coefficients->row_count] == result->coefficients[c]);
+        assert_true(coefficients->values[c + 2 * coefficients->row_count] == result->standard_errors[c]);
+    }
     assert_int_equal(statgpu_table_set_find(set, "summary")->row_count, 14);
     statgpu_table_set_destroy(set);
     const char *const *table_names = statgpu_method_table_names("bestsubset");

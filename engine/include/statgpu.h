@@ -1174,8 +1174,10 @@ STATGPU_API statgpu_status statgpu_igmm_tables(statgpu_context *context, const s
  *                 model), predictors (text: the names, ", "-separated)
  *   which         a row per subset: size, rank, then a column per predictor,
  *                 1 where it is in the subset, else 0
- *   coefficients  the chosen model: a row per term, "(Intercept)" first,
- *                 under "term"; coefficient, standard error, t value
+ *   coefficients  the chosen model: a row per term, the intercept first;
+ *                 no row labels: "term" (text: "(Intercept)" or the
+ *                 predictor's name), coefficient, standard error, t value
+ *                 (empty where the standard error is 0)
  *   summary       14 x 2 "value", "name": chosen size, criterion and
  *                 validation (their names say which), folds, rows held out,
  *                 the chosen model's R2 and RSS, the full and null models'

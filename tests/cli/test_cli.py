@@ -438,9 +438,12 @@ def check_bestsubset(write):
     code, out, err = run("bestsubset", stackloss, "--y-column", "stack.loss", "--output", "coefficients",
                          "--criterion", "cp")
     got = table(out)
+    # No row labels: the tool numbers the rows; the term is the table's first column.
     check("bestsubset --criterion cp: the model of lowest Cp (Air.Flow, Water.Temp), coefficients with "
-          "standard errors", code == 0 and [row[0] for row in got[1:]] == ["(Intercept)", "Air.Flow", "Water.Temp"]
-          and close(float(got[2][1]), 0.67115444089792387, 1e-9), out + err)
+          "standard errors, the terms a column",
+          code == 0 and got[0] == ["row", "term", "coefficient", "standard error", "t value"]
+          and [row[1] for row in got[1:]] == ["(Intercept)", "Air.Flow", "Water.Temp"]
+          and close(float(got[2][2]), 0.67115444089792387, 1e-9), out + err)
     constant = write("constant.csv", "y,a,b\n" + "".join("1,%d,%d\n" % (i, i * i) for i in range(10)))
     cases = [
         (("bestsubset", stackloss, "--validation", "loo"), 2, "--validation"),

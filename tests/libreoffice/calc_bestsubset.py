@@ -14,11 +14,12 @@ without those two cars in Y1:AI31, a constant Y in AK:
     relative), and R2 and adjusted R2 too; the predictors named by the row
     of names (X1 ... X10 without it, the numbers the same); PRESS / n as
     the validation error; one chosen row, at the lowest validation error;
-  - Output "which": the 0/1 of regsubsets's which; "coefficients": lm's
-    coefficients, standard errors and t values of the chosen model (hp, wt,
-    qsec, am; 1e-9 relative); "summary": its names and values (the chosen
-    size, RSS of the chosen, full and null models, sigma2, 32 used, the row
-    of names left out);
+  - Output "which": the 0/1 of regsubsets's which; "coefficients": 4
+    columns, the terms named first ((Intercept), hp, wt, qsec, am), then
+    lm's coefficients, standard errors and t values of the chosen model
+    (1e-9 relative); "summary": its names and values (the chosen size, RSS
+    of the chosen, full and null models, sigma2, 32 used, none left out: the
+    row of names is not a row left out);
   - NBest 2, Intercept FALSE and MaxSize 2 against regsubsets with nbest =
     2, intercept = FALSE and nvmax = 2 (the third row of a 3-row range
     #N/A: the table has 2);
@@ -27,10 +28,11 @@ without those two cars in Y1:AI31, a constant Y in AK:
     rows, the summary's folds 5 and rows held out 10, the same table again
     with Seed 0 given; under "press" every row has PRESS / n;
   - Criterion "cp": the chosen size is that of the lowest Cp (3: wt, qsec,
-    am), and its coefficients are lm's;
+    am), and its coefficients are lm's, the terms named;
   - rows with an empty X cell or a text Y cell are left out: the tables
     equal those of the data without the two cars (and regsubsets's on
-    them), the summary says 30 used and 3 left out (with the row of names);
+    them), the summary says 30 used and 2 left out (the row of names not
+    counted);
   - Err:502 for an unknown Output, Validation "kfold 1" and "holdout 1",
     MaxSize 0, NBest 0, an unknown Criterion, a constant Y and a Y of two
     columns.
@@ -42,9 +44,10 @@ The sample samples/bestsubset.ods (made by samples/make_bestsubset.py):
     and chooses size 4 (hp, wt, qsec, am) by the validation error;
   - the criteria table: validation 4, Cp 3, BIC 3, adjusted R2 5, each with
     its predictors;
-  - the summary: chosen size 4, 32 used, 1 row (the names) left out;
-  - the coefficients table sized for 11 terms: the five terms named
-    ((Intercept), hp, wt, qsec, am) with lm's values (1e-9), the rest empty;
+  - the summary: chosen size 4, 32 used, no row left out;
+  - the coefficients table sized for 11 terms, 4 columns: the five terms
+    named by BESTSUBSET ((Intercept), hp, wt, qsec, am) with lm's values
+    (1e-9), the rest empty;
   - one chart: the validation error column against the size, and the
     helper column that shows the chosen size's error alone.
 
@@ -147,6 +150,7 @@ LM_STANDARD_ERRORS = [9.3188687677376425, 0.01415060319355281, 0.889898581732035
                       1.3971471010806096]
 LM_T = [1.871492295549233, -1.2470523182128073, -3.6387256776700316, 1.8470208815721481, 2.0939126159986112]
 # lm(mpg ~ wt + qsec + am): the size Cp chooses
+LM_CP_TERMS = ["(Intercept)", "wt", "qsec", "am"]
 LM_CP_COEFFICIENTS = [9.6177805145615931, -3.9165037249424888, 1.2258859715836987, 2.9358371918894215]
 LM_CP_STANDARD_ERRORS = [6.9595929848182516, 0.71120163466225272, 0.2886695539110723, 1.4109045149271502]
 LM_CP_T = [1.3819458315366928, -5.5068823439957688, 4.2466756711078224, 2.0808191913972354]
@@ -277,7 +281,7 @@ def check_cases(results, office, source_dir):
         place("subsets", "=BESTSUBSET(%s)" % STANDARD, 10)
         place("no names", "=BESTSUBSET($A$2:$A$33;$B$2:$K$33)", 10)
         place("which", "=BESTSUBSET(%s;;\"which\")" % STANDARD, 10)
-        place("coefficients", "=BESTSUBSET(%s;;\"coefficients\")" % STANDARD, 5, 3)
+        place("coefficients", "=BESTSUBSET(%s;;\"coefficients\")" % STANDARD, 5, 4)
         place("summary", "=BESTSUBSET(%s;;\"Summary\")" % STANDARD, 14, 2)
         place("nbest", "=BESTSUBSET(%s;;;;;;2)" % STANDARD, 19)
         place("no intercept", "=BESTSUBSET(%s;;;FALSE())" % STANDARD, 10)
@@ -288,7 +292,7 @@ def check_cases(results, office, source_dir):
         place("holdout", "=BESTSUBSET(%s;;;;\"holdout 0.3\";;2)" % STANDARD, 19)
         place("holdout summary", "=BESTSUBSET(%s;;\"summary\";;\"HOLDOUT 0.3\")" % STANDARD, 14, 2)
         place("cp", "=BESTSUBSET(%s;;;;;\"cp\")" % STANDARD, 10)
-        place("cp coefficients", "=BESTSUBSET(%s;;\"coefficients\";;;\"Cp\")" % STANDARD, 4, 3)
+        place("cp coefficients", "=BESTSUBSET(%s;;\"coefficients\";;;\"Cp\")" % STANDARD, 4, 4)
         place("missing", "=BESTSUBSET(%s;%s)" % (MISSING_Y, MISSING_X), 10)
         place("missing summary", "=BESTSUBSET(%s;%s;;\"summary\")" % (MISSING_Y, MISSING_X), 14, 2)
         place("less", "=BESTSUBSET(%s;%s)" % (LESS_Y, LESS_X), 10)
@@ -331,15 +335,17 @@ def check_cases(results, office, source_dir):
                       which == expected_which, repr(which))
 
         coefficients = tables["coefficients"]
-        results.check("Output \"coefficients\": the chosen model's (hp, wt, qsec, am) coefficients, standard "
-                      "errors and t values as lm's (1e-9)",
-                      all_close(column(coefficients, 0), LM_COEFFICIENTS)
-                      and all_close(column(coefficients, 1), LM_STANDARD_ERRORS)
-                      and all_close(column(coefficients, 2), LM_T), repr(coefficients))
+        results.check("Output \"coefficients\": 4 columns, the chosen model's terms named first ((Intercept), "
+                      "hp, wt, qsec, am), then its coefficients, standard errors and t values as lm's (1e-9)",
+                      all(len(line) == 4 for line in coefficients) and column(coefficients, 0) == LM_TERMS
+                      and all_close(column(coefficients, 1), LM_COEFFICIENTS)
+                      and all_close(column(coefficients, 2), LM_STANDARD_ERRORS)
+                      and all_close(column(coefficients, 3), LM_T), repr(coefficients))
 
         summary = summary_of(tables["summary"])
         results.check("Output \"Summary\": its names; chosen size 4, by the validation error, PRESS; RSS of the "
-                      "chosen, full and null models, sigma2 = full RSS / 21 (1e-9); 32 used, 1 left out (the names)",
+                      "chosen, full and null models, sigma2 = full RSS / 21 (1e-9); 32 used, none left out (the row "
+                      "of names is not counted)",
                       summary is not None and list(summary) == SUMMARY_NAMES
                       and [summary[name] for name in SUMMARY_NAMES[:5]] == [4.0, 0.0, 0.0, 0.0, 0.0]
                       and close(summary["R2 of the chosen model"], R2[3])
@@ -350,7 +356,7 @@ def check_cases(results, office, source_dir):
                       and summary["predictors left out as dependent on others"] == 0.0
                       and summary["subsets evaluated"] >= 10.0
                       and summary["observations used"] == 32.0
-                      and summary["rows left out (missing values)"] == 1.0, repr(tables["summary"]))
+                      and summary["rows left out (missing values)"] == 0.0, repr(tables["summary"]))
 
         nbest = tables["nbest"]
         ok, detail = matches_leaps(nbest, RSS_NBEST2, CP_NBEST2, BIC_NBEST2, NAMES_NBEST2)
@@ -397,10 +403,12 @@ def check_cases(results, office, source_dir):
                       chosen_rows(cp) == [2] and column(cp, 5)[2] == min(column(cp, 5)) and cp[2][11] == NAMES[2]
                       and [line[:10] for line in cp] == [line[:10] for line in subsets], repr(column(cp, 10)))
         coefficients = tables["cp coefficients"]
-        results.check("Criterion \"Cp\": Output \"coefficients\" is lm(mpg ~ wt + qsec + am)'s (1e-9)",
-                      all_close(column(coefficients, 0), LM_CP_COEFFICIENTS)
-                      and all_close(column(coefficients, 1), LM_CP_STANDARD_ERRORS)
-                      and all_close(column(coefficients, 2), LM_CP_T), repr(coefficients))
+        results.check("Criterion \"Cp\": Output \"coefficients\" is lm(mpg ~ wt + qsec + am)'s (1e-9), the "
+                      "terms named",
+                      column(coefficients, 0) == LM_CP_TERMS
+                      and all_close(column(coefficients, 1), LM_CP_COEFFICIENTS)
+                      and all_close(column(coefficients, 2), LM_CP_STANDARD_ERRORS)
+                      and all_close(column(coefficients, 3), LM_CP_T), repr(coefficients))
 
         missing, less = tables["missing"], tables["less"]
         ok, detail = matches_leaps(less, RSS_TWO_CARS_LESS, [line[5] for line in less], [line[6] for line in less])
@@ -408,12 +416,12 @@ def check_cases(results, office, source_dir):
                       "table equals the one without those cars, whose RSS are regsubsets's on mtcars[-c(5, 12), ]",
                       ok and missing == less and len(chosen_rows(missing)) == 1, detail)
         missing_summary, less_summary = summary_of(tables["missing summary"]), summary_of(tables["less summary"])
-        results.check("with the two cars left out: 30 observations used, 3 rows left out (the names and the two "
-                      "cars), the other values those without the cars",
+        results.check("with the two cars left out: 30 observations used, 2 rows left out (the two cars; the row "
+                      "of names is not counted), the other values those without the cars",
                       missing_summary is not None and less_summary is not None
                       and missing_summary["observations used"] == 30.0
-                      and missing_summary["rows left out (missing values)"] == 3.0
-                      and less_summary["rows left out (missing values)"] == 1.0
+                      and missing_summary["rows left out (missing values)"] == 2.0
+                      and less_summary["rows left out (missing values)"] == 0.0
                       and {k: v for k, v in missing_summary.items() if not k.startswith("rows left out")}
                       == {k: v for k, v in less_summary.items() if not k.startswith("rows left out")},
                       "%r %r" % (tables["missing summary"], tables["less summary"]))
@@ -498,24 +506,22 @@ def check_sample(results, office, source_dir):
                       == [True] * 3, repr(chosen_by))
 
         summary = summary_of(table_of(summaries[0]))
-        results.check("bestsubset.ods summary: chosen size 4, 32 cars used, 1 row (the names) left out",
+        results.check("bestsubset.ods summary: chosen size 4, 32 cars used, no row left out (the names are not "
+                      "counted)",
                       summary is not None and summary[SUMMARY_NAMES[0]] == 4.0
-                      and summary["observations used"] == 32.0 and summary["rows left out (missing values)"] == 1.0
+                      and summary["observations used"] == 32.0 and summary["rows left out (missing values)"] == 0.0
                       and close(summary["RSS of the chosen model"], RSS[3]), repr(summary))
 
         values = table_of(coefficients[0])
-        address = coefficients[0].getRangeAddress()
-        terms = [cell_outcome(sheet.getCellByPosition(address.StartColumn - 1, address.StartRow + r))
-                 for r in range(len(values))]
-        results.check("bestsubset.ods coefficients: room for 11 terms; (Intercept), hp, wt, qsec, am named, with "
-                      "lm's coefficients, standard errors and t values (1e-9), the other rows empty",
-                      len(values) == 11 and all(len(line) == 3 for line in values)
-                      and terms[:5] == [("text", name) for name in LM_TERMS]
-                      and all_close(column(values[:5], 0), LM_COEFFICIENTS)
-                      and all_close(column(values[:5], 1), LM_STANDARD_ERRORS)
-                      and all_close(column(values[:5], 2), LM_T)
-                      and all(line == ["", "", ""] for line in values[5:])
-                      and terms[5:] == [("text", "")] * 6, "%r %r" % (terms, values))
+        results.check("bestsubset.ods coefficients: room for 11 terms, 4 columns; (Intercept), hp, wt, qsec, am "
+                      "named by BESTSUBSET's term column, with lm's coefficients, standard errors and t values "
+                      "(1e-9), the other rows empty",
+                      len(values) == 11 and all(len(line) == 4 for line in values)
+                      and column(values[:5], 0) == LM_TERMS
+                      and all_close(column(values[:5], 1), LM_COEFFICIENTS)
+                      and all_close(column(values[:5], 2), LM_STANDARD_ERRORS)
+                      and all_close(column(values[:5], 3), LM_T)
+                      and all(line == ["", "", "", ""] for line in values[5:]), repr(values))
 
         # The chart: the validation error column and the helper column beside the table, against the size.
         first, last = subsets_address.StartRow + 1, subsets_address.EndRow + 1

@@ -121,27 +121,30 @@ static bool sg_add_which(sg_table_build *build, const statgpu_bestsubset_result 
     return true;
 }
 
+/* No row labels (a sheet shows only cells): the term is the first column. */
 static bool sg_add_coefficients(sg_table_build *build, const statgpu_bestsubset_result *result)
 {
-    size_t rows = result->coefficient_count;
-    sg_table *table = sg_table_add(build, SG_SUBSET_COEFFICIENTS, rows, 3);
-    if (table == NULL || !sg_table_set_header(build, table, 0, "coefficient")
-        || !sg_table_set_header(build, table, 1, "standard error") || !sg_table_set_header(build, table, 2, "t value")
-        || !sg_table_set_row_label_header(build, table, "term"))
+    static const char *const headers[] = { "term", "coefficient", "standard error", "t value" };
+    size_t rows = result->coefficient_count, columns = sizeof headers / sizeof *headers;
+    sg_table *table = sg_table_add(build, SG_SUBSET_COEFFICIENTS, rows, columns);
+    if (table == NULL)
         return false;
+    for (size_t c = 0; c < columns; ++c)
+        if (!sg_table_set_header(build, table, c, headers[c]))
+            return false;
     double *values = sg_table_values(table);
     for (size_t c = 0; c < rows; ++c) {
         char buffer[32];
         size_t v = result->coefficient_vars[c];
         const char *term = v == SIZE_MAX ? "(Intercept)" : sg_table_variable_name(build, v, buffer, sizeof buffer);
-        if (!sg_table_set_row_label(build, table, c, term))
+        if (!sg_table_set_text(build, table, c, 0, term))
             return false;
-        values[c] = result->coefficients[c];
-        values[c + rows] = result->standard_errors[c];
+        values[c + rows] = result->coefficients[c];
+        values[c + 2 * rows] = result->standard_errors[c];
         if (result->standard_errors[c] > 0.0)
-            values[c + 2 * rows] = result->coefficients[c] / result->standard_errors[c];
+            values[c + 3 * rows] = result->coefficients[c] / result->standard_errors[c];
         else
-            sg_table_set_empty(table, c, 2);
+            sg_table_set_empty(table, c, 3);
     }
     return true;
 }
