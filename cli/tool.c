@@ -198,9 +198,13 @@ void report_timing(statgpu_context *context, const csv_table *t, double read_sec
 {
     statgpu_backend_report report;
     statgpu_context_backend_report(context, &report);
-    fprintf(stderr, "statgpu: %zu rows (%zu used) x %zu columns, read %.3f s, computed in %.6f s on %s%s%s\n",
+    char device[96] = "";
+    if (report.last_used == STATGPU_BACKEND_CUDA)
+        snprintf(device, sizeof device, " (of it on the GPU: copies %.6f s, device work %.6f s)",
+                 report.last_transfer_seconds, report.last_compute_seconds);
+    fprintf(stderr, "statgpu: %zu rows (%zu used) x %zu columns, read %.3f s, computed in %.6f s on %s%s%s%s\n",
             t->row_count, t->complete_count, t->column_count, read_seconds, compute_seconds,
-            statgpu_backend_name(report.last_used), report.note[0] ? " -- " : "", report.note);
+            statgpu_backend_name(report.last_used), device, report.note[0] ? " -- " : "", report.note);
 }
 
 /* A failed engine call of a table command: frees the table, says why. */

@@ -55,6 +55,9 @@ struct statgpu_cuda_state {
                                                   (its own: the k-means of its starts carve `sessions`
                                                   while it is open); kept between calls */
 
+    statgpu_cuda::DeviceBuffer subset;         /* the best subset search's tasks, stacks and bounds;
+                                                  kept between calls */
+
     void *h_pinned = nullptr;                  /* page-locked mirror of parts of `control` */
     void *h_staging[2] = {};                   /* page-locked chunks that results pass through
                                                   (download_staged), made at first use */
@@ -194,6 +197,14 @@ statgpu_cuda_status gmm_estep(statgpu_cuda_gmm_session *session, const statgpu_c
                               statgpu_cuda_gmm_sums *outs, size_t model_count, statgpu_cuda_timing *timing,
                               char *msg, size_t msg_bytes);
 void gmm_end(statgpu_cuda_gmm_session *session);
+
+/* The module's best subset search (subset.cu; see cuda_module.h). */
+statgpu_cuda_status subset_search(statgpu_cuda_state *state, const statgpu_cuda_subset_node *nodes,
+                                  size_t node_count, const double *blocks, size_t block_doubles, size_t columns,
+                                  size_t min_size, size_t max_size, double margin, double *bounds,
+                                  statgpu_cuda_subset_found *found, size_t found_capacity, size_t *found_count,
+                                  uint64_t *nodes_evaluated, statgpu_cuda_cancel_fn cancelled,
+                                  void *cancel_user_data, statgpu_cuda_timing *timing, char *msg, size_t msg_bytes);
 
 } /* namespace statgpu_cuda */
 

@@ -173,7 +173,7 @@ void destroy_state(statgpu_cuda_state *state)
     DeviceBuffer *buffers[] = {&state->data,     &state->candidates[0], &state->candidates[1], &state->segments,
                                &state->keys[0],  &state->keys[1],       &state->cub_temp,      &state->partials,
                                &state->gather,   &state->control,       &state->sessions,
-                               &state->mixture};
+                               &state->mixture, &state->subset};
     for (DeviceBuffer *buffer : buffers)
         release_device_buffer(buffer);
     if (state->h_pinned != nullptr)
@@ -344,6 +344,7 @@ constexpr char kSelection[] = "GPU selection";
 constexpr char kKmeans[] = "GPU k-means";
 constexpr char kLts[] = "GPU least trimmed squares";
 constexpr char kGmm[] = "GPU Gaussian mixture";
+constexpr char kSubset[] = "GPU best subset search";
 
 const statgpu_cuda_select_i select_table = {
     Guarded<kSelection, select_ranks>::call,
@@ -367,6 +368,10 @@ const statgpu_cuda_gmm_i gmm_table = {
     gmm_end,
 };
 
+const statgpu_cuda_subset_i subset_table = {
+    Guarded<kSubset, subset_search>::call,
+};
+
 const statgpu_cuda_module_i module_table = {
     STATGPU_CUDA_MODULE_API_VERSION,
     Guarded<kDevice, state_create>::call,
@@ -376,6 +381,7 @@ const statgpu_cuda_module_i module_table = {
     &kmeans_table,
     &lts_table,
     &gmm_table,
+    &subset_table,
 };
 
 } /* namespace */

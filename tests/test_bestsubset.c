@@ -15,6 +15,11 @@
  * largest size, dependent and constant columns dropped and named, the same
  * bits at 1, 2 and 4 threads, the criteria's choices, cancelling, the
  * tables, and bad arguments.
+ *
+ * With STATGPU_TEST_BACKEND=cuda every fit asks for CUDA: those of one best
+ * subset per size must run their search on the GPU, and a search of 30
+ * predictors gives the CPU's results bit for bit (the same tree, the same
+ * rotations); without a usable GPU the binary is skipped (exit 77).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -32,6 +37,9 @@
 #include <string.h>
 
 #define MAX_P 16
+
+static statgpu_backend g_backend = STATGPU_BACKEND_CPU;
+static char            g_skip_reason[512] = "";
 
 /* A data set: n rows, p predictors, column-major x. */
 typedef struct problem {
@@ -177,16 +185,25 @@ static void assert_close(double actual, long double expected, double relative, c
         fail_msg("%s: %.17g is not %.17Lg (relative %.1e)", what, actual, expected, relative);
 }
 
-static statgpu_bestsubset_result *fit(const problem *d, const statgpu_bestsubset_params *params, int threads)
+static statgpu_bestsubset_result *fit_on(statgpu_backend backend, const problem *d,
+                                          const statgpu_bestsubset_params *params, int threads)
 {
     statgpu_context *context;
-    TEST_CONTEXT_WITH_THREADS(STATGPU_BACKEND_CPU, threads, context);
+    TEST_CONTEXT_WITH_THREADS(backend, threads, context);
     statgpu_bestsubset_result *result = NULL;
     statgpu_status status = statgpu_bestsubset(context, d->y, d->x, d->n, d->p, d->n, params, &result);
     if (status != STATGPU_OK)
         fail_msg("statgpu_bestsubset failed: %s", statgpu_context_last_error(context));
+    if (backend == STATGPU_BACKEND_CUDA && (params == NULL || params->nbest == 1))
+        TEST_ASSERT_RAN_ON_CUDA(context, "a best subset search");
     statgpu_context_destroy(context);
     return result;
+}
+
+/* On the backend under test. */
+static statgpu_bestsubset_result *fit(const problem *d, const statgpu_bestsubset_params *params, int threads)
+{
+    return fit_on(g_backend, d, params, threads);
 }
 
 /* Every reported size against the brute force: the same subsets in the same
@@ -439,6 +456,37 @@ static void test_threads(void **state)
     free_problem(&d);
 }
 
+/* The backend under test against the CPU on one thread: the same bits in
+ * every array, k-fold's searches included (30 predictors, so the GPU's part
+ * of the tree is most of it). */
+static void test_backends_agree(void **state)
+{
+    (void)state;
+    problem d = make_problem(500, 30, 25, 0.6);
+    for (int kind = 0; kind < 2; ++kind) {
+        statgpu_bestsubset_params params;
+        statgpu_bestsubset_params_init(&params);
+        if (kind == 1) {
+            params.validation = STATGPU_SUBSET_KFOLD;
+            params.fold_count = 4;
+        }
+        statgpu_bestsubset_result *cpu = fit_on(STATGPU_BACKEND_CPU, &d, &params, 1);
+        statgpu_bestsubset_result *other = fit(&d, &params, 4);
+        assert_int_equal(other->subset_count, cpu->subset_count);
+        assert_memory_equal(other->which, cpu->which, cpu->subset_count * d.p);
+        for (size_t row = 0; row < cpu->subset_count; ++row) {
+            assert_bits_equal(other->rss[row], cpu->rss[row]);
+            assert_bits_equal(other->press[row], cpu->press[row]);
+            assert_bits_equal(other->validation_error[row], cpu->validation_error[row]);
+        }
+        assert_int_equal(other->chosen, cpu->chosen);
+        assert_memory_equal(other->coefficients, cpu->coefficients, cpu->coefficient_count * sizeof(double));
+        statgpu_bestsubset_result_destroy(cpu);
+        statgpu_bestsubset_result_destroy(other);
+    }
+    free_problem(&d);
+}
+
 /* A copy, a sum of two others and a constant column are dropped (and named);
  * the rest is the brute force over the others. */
 static void test_dependent_columns(void **state)
@@ -465,7 +513,7 @@ static void test_dependent_columns(void **state)
     int8_t force[8] = { 0, 0, 0, 0, 0, 0, 0, 1 };
     params.force = force;
     statgpu_context *context;
-    TEST_CONTEXT_WITH_THREADS(STATGPU_BACKEND_CPU, 1, context);
+    TEST_CONTEXT_WITH_THREADS(g_backend, 1, context);
     statgpu_bestsubset_result *none = NULL;
     assert_int_equal(statgpu_bestsubset(context, d.y, d.x, d.n, d.p, d.n, &params, &none),
                      STATGPU_ERROR_INVALID_ARGUMENT);
@@ -531,7 +579,7 @@ static void test_cancel(void **state)
     problem d = make_problem(300, 24, 22, 0.0);
     statgpu_context_params context_params;
     statgpu_context_params_init(&context_params);
-    context_params.backend = STATGPU_BACKEND_CPU;
+    context_params.backend = g_backend;
     context_params.progress = cancel_at_once;
     statgpu_context *context;
     assert_int_equal(statgpu_context_create(&context_params, &context), STATGPU_OK);
@@ -616,7 +664,7 @@ static void test_bad_arguments(void **state)
 {
     (void)state;
     statgpu_context *context;
-    TEST_CONTEXT_WITH_THREADS(STATGPU_BACKEND_CPU, 1, context);
+    TEST_CONTEXT_WITH_THREADS(g_backend, 1, context);
     problem d = make_problem(20, 4, 24, 0.0);
     statgpu_bestsubset_params params;
     statgpu_bestsubset_params_init(&params);
@@ -704,6 +752,19 @@ static void test_bad_arguments(void **state)
 
 int main(void)
 {
+    g_backend = test_backend_from_environment();
+    if (g_backend == STATGPU_BACKEND_CUDA) {
+        statgpu_context_params params;
+        statgpu_context_params_init(&params);
+        params.backend = STATGPU_BACKEND_CUDA;
+        statgpu_context *context = NULL;
+        if (statgpu_context_create(&params, &context) != STATGPU_OK)
+            return 1;
+        test_note_missing_cuda(context, g_backend, g_skip_reason, sizeof g_skip_reason);
+        statgpu_context_destroy(context);
+        if (g_skip_reason[0] != '\0')
+            return test_exit_code(0, g_skip_reason);
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_brute_force_with_intercept),
         cmocka_unit_test(test_brute_force_without_intercept),
@@ -714,11 +775,12 @@ int main(void)
         cmocka_unit_test(test_kfold_leave_one_out),
         cmocka_unit_test(test_validation_seeds),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_backends_agree),
         cmocka_unit_test(test_dependent_columns),
         cmocka_unit_test(test_criteria),
         cmocka_unit_test(test_cancel),
         cmocka_unit_test(test_tables),
         cmocka_unit_test(test_bad_arguments),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return test_exit_code(cmocka_run_group_tests(tests, NULL, NULL), g_skip_reason);
 }

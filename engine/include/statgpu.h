@@ -853,6 +853,15 @@ STATGPU_API void statgpu_igmm_result_destroy(statgpu_igmm_result *result);
  * one with the earliest differing variable first. The search runs on the
  * context's threads and gives the same subsets at any thread count.
  *
+ * On the CUDA backend, with nbest = 1, the top of the tree (the nodes that
+ * are reordered) is walked on the host and everything below it on the GPU:
+ * a warp per subtree, subtrees handed to idle warps as they wait, the
+ * bounds shared in device memory. The GPU's rotations are the CPU's
+ * operations, unfused, so the tree, every RSS and the result are the same
+ * bits as on the CPU (only subsets_evaluated may differ, as with threads).
+ * Under STATGPU_BACKEND_AUTO the GPU searches from 32 free predictors;
+ * nbest > 1 runs on the CPU (the backend report's note says so).
+ *
  * Sizes count predictors (forced ones included), not the intercept: the
  * result reports sizes min_size .. max_size, min_size the count of
  * predictors forced in (1 when none is).
@@ -968,7 +977,8 @@ typedef struct statgpu_bestsubset_result {
     size_t  *coefficient_vars;       /* coefficient_count: the predictor (0-based) of each, SIZE_MAX for the intercept */
     uint8_t *dropped;                /* n_vars: 1 where the rank test left a predictor out */
     size_t   dropped_count;
-    uint64_t subsets_evaluated;      /* nodes of the tree whose factor was computed, all searches */
+    uint64_t subsets_evaluated;      /* nodes of the tree whose factor was computed, all searches (it
+                                        depends on the order the threads or warps met the bounds) */
 } statgpu_bestsubset_result;
 
 /* Fills params with the defaults. Always call it first. */

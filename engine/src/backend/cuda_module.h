@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 /* Raised whenever the table below changes shape or meaning. */
-#define STATGPU_CUDA_MODULE_API_VERSION 6u
+#define STATGPU_CUDA_MODULE_API_VERSION 7u
 
 #define STATGPU_CUDA_MODULE_INIT_SYMBOL "statgpu_cuda_module_init"
 
@@ -216,6 +216,53 @@ typedef struct statgpu_cuda_gmm_i {
     void (*end)(statgpu_cuda_gmm_session *session);
 } statgpu_cuda_gmm_i;
 
+/* ----- best subset regression ----- */
+
+/* The most columns (predictors, forced ones included) a search takes. */
+#define STATGPU_CUDA_SUBSET_MOST_COLUMNS 128u
+
+/* A node of the dropping-column tree (engine/src/methods/bestsubset_search.c):
+ * its m columns (their predictors in vars), its subset (mask: bit v for
+ * predictor v), the first column its subtree keeps (k) and the trailing
+ * block of its triangular factor from row and column k, of order
+ * q = m - k + 1 with the response last (column-major, leading dimension q,
+ * at block_offset doubles into the blocks array). Its children drop the
+ * columns j = k .. child_end - 1. */
+typedef struct statgpu_cuda_subset_node {
+    uint32_t m, k, child_end;
+    uint64_t mask[2];
+    uint8_t  vars[STATGPU_CUDA_SUBSET_MOST_COLUMNS];
+    size_t   block_offset;
+} statgpu_cuda_subset_node;
+
+/* A subset the search met whose RSS was at most its size's bound then. */
+typedef struct statgpu_cuda_subset_found {
+    double   rss;
+    uint32_t size;
+    uint64_t mask[2];
+} statgpu_cuda_subset_found;
+
+typedef struct statgpu_cuda_subset_i {
+    /* search walks the subtrees below node_count nodes (the nodes themselves
+     * already offered) by the engine's rule, with one best subset per size:
+     * a child is computed by the engine's Givens rotations (the same
+     * operations, so the same bits), kept in found when its size lies in
+     * [min_size, max_size] and its RSS is at most the size's bound, which
+     * then falls to it; a subtree is cut when its bound exceeds bound + margin
+     * at every size it reaches. bounds (columns + 1) are the engine's on
+     * entry and the search's on return; found holds up to found_capacity
+     * subsets (STATGPU_CUDA_OUT_OF_MEMORY when more were met: the engine
+     * searches on the CPU). nodes_evaluated counts the children computed.
+     * cancelled is asked between rounds of the search. */
+    statgpu_cuda_status (*search)(statgpu_cuda_state *state, const statgpu_cuda_subset_node *nodes,
+                                  size_t node_count, const double *blocks, size_t block_doubles,
+                                  size_t columns, size_t min_size, size_t max_size, double margin,
+                                  double *bounds, statgpu_cuda_subset_found *found, size_t found_capacity,
+                                  size_t *found_count, uint64_t *nodes_evaluated,
+                                  statgpu_cuda_cancel_fn cancelled, void *cancel_user_data,
+                                  statgpu_cuda_timing *timing, char *msg, size_t msg_bytes);
+} statgpu_cuda_subset_i;
+
 typedef struct statgpu_cuda_module_i {
     uint32_t api_version;  /* STATGPU_CUDA_MODULE_API_VERSION */
 
@@ -234,6 +281,7 @@ typedef struct statgpu_cuda_module_i {
     const statgpu_cuda_kmeans_i *kmeans;
     const statgpu_cuda_lts_i    *lts;
     const statgpu_cuda_gmm_i    *gmm;
+    const statgpu_cuda_subset_i *subset;
 } statgpu_cuda_module_i;
 
 typedef const statgpu_cuda_module_i *(*statgpu_cuda_module_init_fn)(uint32_t engine_api_version);

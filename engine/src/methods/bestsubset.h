@@ -6,6 +6,7 @@
 #define STATGPU_METHODS_BESTSUBSET_H
 
 #include "statgpu.h"
+#include "backend/cuda_module.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -40,6 +41,16 @@ typedef struct sg_subset_best {
     sg_subset_mask *mask;      /* (columns + 1) x nbest */
 } sg_subset_best;
 
+/* The GPU's part in a search: asked for by the caller (wanted; the search
+ * takes the GPU with nbest = 1 only), and what happened. */
+typedef struct sg_subset_device {
+    bool                wanted;
+    bool                ran;                /* the subtrees were searched on the GPU */
+    statgpu_cuda_status status;             /* why not, when wanted and not ran */
+    char                message[256];
+    double              transfer_seconds, compute_seconds;
+} sg_subset_device;
+
 bool sg_subset_best_init(sg_subset_best *best, size_t columns, size_t nbest);
 void sg_subset_best_free(sg_subset_best *best);
 
@@ -49,10 +60,13 @@ bool sg_subset_before(double rss_a, const sg_subset_mask *a, double rss_b, const
 
 /* Fills best with the nbest best subsets of every size in [min_size,
  * max_size]. Progress is reported from progress_from to progress_to of the
- * call. Returns STATGPU_OK, STATGPU_ERROR_OUT_OF_MEMORY or
+ * call. With device->wanted (and nbest = 1) the subtrees below the nodes
+ * that are reordered are searched on the GPU, the same tree with the same
+ * bits; where the GPU fails the search runs on the CPU (device says why).
+ * device may be NULL. Returns STATGPU_OK, STATGPU_ERROR_OUT_OF_MEMORY or
  * STATGPU_ERROR_CANCELLED (the context's message set). */
 statgpu_status sg_subset_search(statgpu_context *context, const sg_subset_problem *problem, int thread_count,
-                                double progress_from, double progress_to, sg_subset_best *best,
-                                uint64_t *nodes /* in-out: adds the nodes evaluated */);
+                                double progress_from, double progress_to, sg_subset_device *device,
+                                sg_subset_best *best, uint64_t *nodes /* in-out: adds the nodes evaluated */);
 
 #endif

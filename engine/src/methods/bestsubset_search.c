@@ -33,10 +33,12 @@
 
 #include "internal.h"
 #include "core/pool.h"
+#include "backend/cuda_loader.h"
 #include "math/dense.h"
 
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,7 +167,7 @@ static void sg_block_drop(const double *b, size_t qp, size_t r, size_t from, dou
         double rho = sqrt(a * a + below * below);
         if (rho == 0.0)
             continue;
-        double cs = a / rho, sn = below / rho;
+        double inverse = 1.0 / rho, cs = a * inverse, sn = below * inverse;
         out[i + q * i] = rho;
         for (size_t c = i + 1; c < q; ++c) {
             double upper = out[i + q * c], lower = out[(i + 1) + q * c];
@@ -536,10 +538,183 @@ static void sg_seed_bounds(const sg_subset_problem *problem, const sg_node *root
     }
 }
 
+/* ------------------------------------------------------------ on the GPU */
+
+/* The subsets found on the GPU the engine takes at most (32 bytes each). */
+#define SG_SUBSET_DEVICE_FOUND ((size_t)1 << 18)
+
+/* The nodes handed to the GPU, their blocks one after another. */
+typedef struct sg_device_tasks {
+    statgpu_cuda_subset_node *nodes;
+    size_t                    count, capacity;
+    double                   *blocks;
+    size_t                    doubles, block_capacity;
+} sg_device_tasks;
+
+static bool sg_device_tasks_add(sg_device_tasks *tasks, const sg_node *node)
+{
+    size_t q = node->m - node->k + 1;
+    if (tasks->count == tasks->capacity) {
+        size_t capacity = tasks->capacity ? 2 * tasks->capacity : 256;
+        statgpu_cuda_subset_node *grown = realloc(tasks->nodes, capacity * sizeof *grown);
+        if (grown == NULL)
+            return false;
+        tasks->nodes = grown;
+        tasks->capacity = capacity;
+    }
+    if (tasks->doubles + q * q > tasks->block_capacity) {
+        size_t capacity = tasks->block_capacity ? 2 * tasks->block_capacity : 65536;
+        while (capacity < tasks->doubles + q * q)
+            capacity *= 2;
+        double *grown = realloc(tasks->blocks, capacity * sizeof *grown);
+        if (grown == NULL)
+            return false;
+        tasks->blocks = grown;
+        tasks->block_capacity = capacity;
+    }
+    statgpu_cuda_subset_node *task = &tasks->nodes[tasks->count++];
+    memset(task, 0, sizeof *task);
+    task->m = (uint32_t)node->m;
+    task->k = (uint32_t)node->k;
+    task->child_end = (uint32_t)node->m;
+    for (size_t w = 0; w < 2 && w < SG_SUBSET_MASK_WORDS; ++w)
+        task->mask[w] = node->mask.word[w];
+    for (size_t c = 0; c < node->m; ++c)
+        task->vars[c] = (uint8_t)node->vars[c];
+    task->block_offset = tasks->doubles;
+    memcpy(tasks->blocks + tasks->doubles, node->block, q * q * sizeof *tasks->blocks);
+    tasks->doubles += q * q;
+    return true;
+}
+
+/* Walks the top of the tree on the host, as sg_worker_search does, down to
+ * the nodes that are not reordered, which become the GPU's tasks. */
+static bool sg_split_for_device(sg_worker *lead, const sg_node *root, sg_device_tasks *tasks)
+{
+    sg_search_shared *shared = lead->shared;
+    if (!sg_reorders(shared, root))
+        return root->m == root->k || sg_device_tasks_add(tasks, root);
+    size_t depth = 0;
+    sg_node_copy(&lead->stack[0], root);
+    sg_node_reorder(&lead->stack[0], lead->work, lead->order);
+    lead->next_child[0] = root->m;
+    for (;;) {
+        sg_node *node = &lead->stack[depth];
+        if (lead->next_child[depth] <= node->k) {
+            if (depth == 0)
+                return true;
+            --depth;
+            continue;
+        }
+        size_t j = --lead->next_child[depth];
+        size_t child_free = node->m - 1 - j;
+        if (!sg_worker_may_hold(lead, sg_node_rss(node), j, node->m - 1)) {
+            lead->done += sg_subtree_share(shared, child_free);
+            continue;
+        }
+        sg_node *child = &lead->stack[depth + 1];
+        sg_node_drop(node, j, child);
+        double rss = sg_node_rss(child);
+        sg_worker_offer(lead, child, rss);
+        ++lead->nodes;
+        lead->done += sg_subtree_share(shared, 0);
+        if (!sg_child_worth_expanding(lead, j, node->m, rss)) {
+            if (child_free > 0)
+                lead->done += sg_subtree_share(shared, child_free) - sg_subtree_share(shared, 0);
+            continue;
+        }
+        if (!sg_reorders(shared, child)) {
+            if (!sg_device_tasks_add(tasks, child))
+                return false;
+            continue;
+        }
+        sg_node_reorder(child, lead->work, lead->order);
+        ++depth;
+        lead->next_child[depth] = child->m;
+    }
+}
+
+typedef struct sg_device_cancel {
+    statgpu_context *context;
+    double           fraction;
+} sg_device_cancel;
+
+static int sg_device_cancelled(void *user_data)
+{
+    sg_device_cancel *cancel = user_data;
+    return sg_progress_cancelled(cancel->context, cancel->fraction) ? 1 : 0;
+}
+
+/* The subtrees below the reordered top of the tree, on the GPU; the host's
+ * part of the tree offered into lead. STATGPU_CUDA_OK, or why not (in
+ * device, with lead's best then holding only real subsets, to be cleared). */
+static statgpu_cuda_status sg_search_on_device(sg_worker *lead, const sg_node *root, sg_subset_device *device)
+{
+    sg_search_shared *shared = lead->shared;
+    const sg_subset_problem *problem = shared->problem;
+    const statgpu_cuda_module_i *module = sg_cuda_module(NULL);
+    if (module == NULL || module->subset == NULL) {
+        snprintf(device->message, sizeof device->message, "the CUDA module has no best subset search");
+        return STATGPU_CUDA_NO_DEVICE;
+    }
+    sg_device_tasks tasks = { 0 };
+    statgpu_cuda_subset_found *found = malloc(SG_SUBSET_DEVICE_FOUND * sizeof *found);
+    double *bounds = malloc((shared->columns + 1) * sizeof *bounds);
+    statgpu_cuda_status status = STATGPU_CUDA_OK;
+    if (found == NULL || bounds == NULL || !sg_split_for_device(lead, root, &tasks)) {
+        snprintf(device->message, sizeof device->message, "out of host memory for the GPU's subset search");
+        status = STATGPU_CUDA_OUT_OF_MEMORY;
+        goto done;
+    }
+    sg_worker_merge(lead);
+    for (size_t s = 0; s <= shared->columns; ++s)
+        bounds[s] = lead->threshold[s];
+    size_t found_count = 0;
+    uint64_t nodes = 0;
+    statgpu_cuda_timing timing = { 0.0, 0.0 };
+    sg_device_cancel cancel = { shared->context, shared->progress_from + 0.5 * shared->progress_span };
+    status = module->subset->search(shared->context->cuda_state, tasks.nodes, tasks.count,
+                                    tasks.blocks ? tasks.blocks : bounds, tasks.doubles, shared->columns,
+                                    problem->min_size, problem->max_size, problem->margin, bounds, found,
+                                    SG_SUBSET_DEVICE_FOUND, &found_count, &nodes, sg_device_cancelled, &cancel,
+                                    &timing, device->message, sizeof device->message);
+    device->transfer_seconds += timing.transfer_seconds;
+    device->compute_seconds += timing.compute_seconds;
+    if (status != STATGPU_CUDA_OK)
+        goto done;
+    for (size_t i = 0; i < found_count; ++i) {
+        sg_subset_mask mask = { { 0 } };
+        for (size_t w = 0; w < 2 && w < SG_SUBSET_MASK_WORDS; ++w)
+            mask.word[w] = found[i].mask[w];
+        size_t size = found[i].size;
+        if (size >= problem->min_size && size <= problem->max_size)
+            sg_best_offer(&lead->best, size, found[i].rss, &mask);
+    }
+    lead->nodes += nodes;
+    lead->done = 1.0;
+    sg_worker_merge(lead);
+done:
+    free(tasks.nodes);
+    free(tasks.blocks);
+    free(found);
+    free(bounds);
+    return status;
+}
+
+static void sg_subset_best_clear(sg_subset_best *best)
+{
+    for (size_t s = 0; s <= best->columns; ++s) {
+        best->count[s] = 0;
+        for (size_t i = 0; i < best->nbest; ++i)
+            best->rss[s * best->nbest + i] = INFINITY;
+    }
+}
+
 /* --------------------------------------------------------------- the driver */
 
 statgpu_status sg_subset_search(statgpu_context *context, const sg_subset_problem *problem, int thread_count,
-                                double progress_from, double progress_to, sg_subset_best *best, uint64_t *nodes)
+                                double progress_from, double progress_to, sg_subset_device *device,
+                                sg_subset_best *best, uint64_t *nodes)
 {
     size_t columns = problem->columns, q = columns + 1;
     sg_search_shared shared;
@@ -588,6 +763,25 @@ statgpu_status sg_subset_search(statgpu_context *context, const sg_subset_proble
     sg_worker_refresh(&lead);
     sg_worker_offer(&lead, &root, sg_node_rss(&root));
     lead.nodes = 1;
+
+    if (device != NULL && device->wanted && problem->nbest == 1) {
+        device->status = sg_search_on_device(&lead, &root, device);
+        if (device->status == STATGPU_CUDA_OK) {
+            device->ran = true;
+            task_count = 0;  /* nothing left for the CPU */
+            goto hand_over;
+        }
+        if (device->status == STATGPU_CUDA_CANCELLED) {
+            status = sg_fail(context, STATGPU_ERROR_CANCELLED, "cancelled");
+            goto done;
+        }
+        /* Start again on the CPU: the subsets offered so far would be met twice. */
+        sg_subset_best_clear(&shared.best);
+        sg_subset_best_clear(&lead.best);
+        shared.done = lead.done = 0.0;
+        sg_worker_refresh(&lead);
+        sg_worker_offer(&lead, &root, sg_node_rss(&root));
+    }
 
     /* Breadth first from the root until there are enough subtrees for the
      * threads (one thread: the root is the one subtree). */
@@ -686,6 +880,7 @@ statgpu_status sg_subset_search(statgpu_context *context, const sg_subset_proble
         status = sg_fail(context, STATGPU_ERROR_CANCELLED, "cancelled");
         goto done;
     }
+hand_over:
     /* Hand over the shared best. */
     for (size_t s = 0; s <= columns; ++s)
         for (size_t i = 0; i < shared.best.count[s]; ++i)
