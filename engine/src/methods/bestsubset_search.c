@@ -381,12 +381,21 @@ static void sg_node_copy(sg_node *target, const sg_node *source)
     memcpy(target->block, source->block, q * q * sizeof *target->block);
 }
 
+/* Where a walk of the tree on the host hands the nodes that are not
+ * reordered, instead of walking below them (the GPU's tasks); false when
+ * it cannot take one. */
+typedef bool (*sg_node_sink)(void *sink_context, const sg_node *node);
+
 /* Searches the subtree below node (the node itself already offered),
- * depth first, the children that drop the later columns first. */
-static void sg_worker_search(sg_worker *worker, const sg_node *root)
+ * depth first, the children that drop the later columns first; with a sink,
+ * only down to the nodes that are not reordered, which go to the sink.
+ * False when the sink failed. */
+static bool sg_worker_search(sg_worker *worker, const sg_node *root, sg_node_sink sink, void *sink_context)
 {
     sg_search_shared *shared = worker->shared;
     size_t depth = 0;
+    if (sink != NULL && !sg_reorders(shared, root))
+        return root->m == root->k || sink(sink_context, root);
     sg_node_copy(&worker->stack[0], root);
     if (sg_reorders(shared, root))
         sg_node_reorder(&worker->stack[0], worker->work, worker->order);
@@ -415,18 +424,25 @@ static void sg_worker_search(sg_worker *worker, const sg_node *root)
         if (++worker->nodes % SG_SUBSET_MERGE_NODES == 0) {
             sg_worker_merge(worker);
             if (atomic_load(&shared->cancelled))
-                return;
+                return true;
         }
         if (!sg_child_worth_expanding(worker, j, node->m, rss)) {
             if (child_free > 0)
                 worker->done += sg_subtree_share(shared, child_free) - sg_subtree_share(shared, 0);
             continue;
         }
-        if (sg_reorders(shared, child))
+        bool reordered = sg_reorders(shared, child);
+        if (sink != NULL && !reordered) {
+            if (!sink(sink_context, child))
+                return false;
+            continue;
+        }
+        if (reordered)
             sg_node_reorder(child, worker->work, worker->order);
         ++depth;
         worker->next_child[depth] = child->m;
     }
+    return true;
 }
 
 static bool sg_worker_init(sg_worker *worker, sg_search_shared *shared, int slot)
@@ -490,7 +506,7 @@ static void sg_search_task(void *context, size_t t, int slot)
         sg_worker_refresh(worker);
         pthread_mutex_unlock(&shared->lock);
     }
-    sg_worker_search(worker, &shared->tasks[t]);
+    (void)sg_worker_search(worker, &shared->tasks[t], NULL, NULL);
     sg_worker_merge(worker);
 }
 
@@ -587,51 +603,9 @@ static bool sg_device_tasks_add(sg_device_tasks *tasks, const sg_node *node)
     return true;
 }
 
-/* Walks the top of the tree on the host, as sg_worker_search does, down to
- * the nodes that are not reordered, which become the GPU's tasks. */
-static bool sg_split_for_device(sg_worker *lead, const sg_node *root, sg_device_tasks *tasks)
+static bool sg_device_sink(void *sink_context, const sg_node *node)
 {
-    sg_search_shared *shared = lead->shared;
-    if (!sg_reorders(shared, root))
-        return root->m == root->k || sg_device_tasks_add(tasks, root);
-    size_t depth = 0;
-    sg_node_copy(&lead->stack[0], root);
-    sg_node_reorder(&lead->stack[0], lead->work, lead->order);
-    lead->next_child[0] = root->m;
-    for (;;) {
-        sg_node *node = &lead->stack[depth];
-        if (lead->next_child[depth] <= node->k) {
-            if (depth == 0)
-                return true;
-            --depth;
-            continue;
-        }
-        size_t j = --lead->next_child[depth];
-        size_t child_free = node->m - 1 - j;
-        if (!sg_worker_may_hold(lead, sg_node_rss(node), j, node->m - 1)) {
-            lead->done += sg_subtree_share(shared, child_free);
-            continue;
-        }
-        sg_node *child = &lead->stack[depth + 1];
-        sg_node_drop(node, j, child);
-        double rss = sg_node_rss(child);
-        sg_worker_offer(lead, child, rss);
-        ++lead->nodes;
-        lead->done += sg_subtree_share(shared, 0);
-        if (!sg_child_worth_expanding(lead, j, node->m, rss)) {
-            if (child_free > 0)
-                lead->done += sg_subtree_share(shared, child_free) - sg_subtree_share(shared, 0);
-            continue;
-        }
-        if (!sg_reorders(shared, child)) {
-            if (!sg_device_tasks_add(tasks, child))
-                return false;
-            continue;
-        }
-        sg_node_reorder(child, lead->work, lead->order);
-        ++depth;
-        lead->next_child[depth] = child->m;
-    }
+    return sg_device_tasks_add(sink_context, node);
 }
 
 typedef struct sg_device_cancel {
@@ -661,7 +635,8 @@ static statgpu_cuda_status sg_search_on_device(sg_worker *lead, const sg_node *r
     statgpu_cuda_subset_found *found = malloc(SG_SUBSET_DEVICE_FOUND * sizeof *found);
     double *bounds = malloc((shared->columns + 1) * sizeof *bounds);
     statgpu_cuda_status status = STATGPU_CUDA_OK;
-    if (found == NULL || bounds == NULL || !sg_split_for_device(lead, root, &tasks)) {
+    /* The top of the tree on the host, down to the nodes not reordered. */
+    if (found == NULL || bounds == NULL || !sg_worker_search(lead, root, sg_device_sink, &tasks)) {
         snprintf(device->message, sizeof device->message, "out of host memory for the GPU's subset search");
         status = STATGPU_CUDA_OUT_OF_MEMORY;
         goto done;
@@ -855,7 +830,7 @@ statgpu_status sg_subset_search(statgpu_context *context, const sg_subset_proble
     }
     if (task_count == 1 && tasks[0].m == root.m && thread_count <= 1) {
         /* One thread: the root's subtree, depth first. */
-        sg_worker_search(&lead, &tasks[0]);
+        (void)sg_worker_search(&lead, &tasks[0], NULL, NULL);
         sg_worker_merge(&lead);
     } else if (task_count > 0) {
         shared.tasks = tasks;
