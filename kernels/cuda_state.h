@@ -198,6 +198,12 @@ statgpu_cuda_status gmm_estep(statgpu_cuda_gmm_session *session, const statgpu_c
                               char *msg, size_t msg_bytes);
 void gmm_end(statgpu_cuda_gmm_session *session);
 
+/* The module's inverse Gaussian mixtures (igmm.cu; see cuda_module.h). */
+statgpu_cuda_status igmm_fit(statgpu_cuda_state *state, const double *const *sets, const size_t *lengths,
+                             const uint8_t *fitted, size_t set_count, size_t k, size_t start_count,
+                             size_t max_iterations, double tolerance, statgpu_cuda_igmm_component *components,
+                             statgpu_cuda_igmm_fit *fits, statgpu_cuda_timing *timing, char *msg, size_t msg_bytes);
+
 /* The module's best subset search (subset.cu; see cuda_module.h). */
 statgpu_cuda_status subset_search(statgpu_cuda_state *state, const statgpu_cuda_subset_node *nodes,
                                   size_t node_count, const double *blocks, size_t block_doubles, size_t columns,

@@ -345,6 +345,7 @@ constexpr char kKmeans[] = "GPU k-means";
 constexpr char kLts[] = "GPU least trimmed squares";
 constexpr char kGmm[] = "GPU Gaussian mixture";
 constexpr char kSubset[] = "GPU best subset search";
+constexpr char kIgmm[] = "GPU inverse Gaussian mixtures";
 
 const statgpu_cuda_select_i select_table = {
     Guarded<kSelection, select_ranks>::call,
@@ -372,6 +373,10 @@ const statgpu_cuda_subset_i subset_table = {
     Guarded<kSubset, subset_search>::call,
 };
 
+const statgpu_cuda_igmm_i igmm_table = {
+    Guarded<kIgmm, igmm_fit>::call,
+};
+
 const statgpu_cuda_module_i module_table = {
     STATGPU_CUDA_MODULE_API_VERSION,
     Guarded<kDevice, state_create>::call,
@@ -382,6 +387,7 @@ const statgpu_cuda_module_i module_table = {
     &lts_table,
     &gmm_table,
     &subset_table,
+    &igmm_table,
 };
 
 } /* namespace */

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 /* Raised whenever the table below changes shape or meaning. */
-#define STATGPU_CUDA_MODULE_API_VERSION 7u
+#define STATGPU_CUDA_MODULE_API_VERSION 8u
 
 #define STATGPU_CUDA_MODULE_INIT_SYMBOL "statgpu_cuda_module_init"
 
@@ -263,6 +263,43 @@ typedef struct statgpu_cuda_subset_i {
                                   statgpu_cuda_timing *timing, char *msg, size_t msg_bytes);
 } statgpu_cuda_subset_i;
 
+/* ----- inverse Gaussian mixtures ----- */
+
+/* The most components the GPU's fits take. */
+#define STATGPU_CUDA_IGMM_MOST_COMPONENTS 8u
+
+/* One (data set, start) fit's parameters: k weights, means and shapes. */
+typedef struct statgpu_cuda_igmm_component {
+    double alpha, mu, lambda;
+} statgpu_cuda_igmm_component;
+
+/* How a fit ended. */
+typedef struct statgpu_cuda_igmm_fit {
+    double   log_likelihood;
+    uint32_t iterations;
+    uint8_t  converged;
+    uint8_t  needs_cpu;   /* an M-step would re-seed a component: the engine fits this one on the CPU */
+    uint8_t  pad[2];
+} statgpu_cuda_igmm_fit;
+
+typedef struct statgpu_cuda_igmm_i {
+    /* fit runs EM for every (data set, start) pair in one launch, with the
+     * meaning of the CPU's (engine/src/methods/igmm.c): data set s is
+     * sets[s][0 .. lengths[s]) (positive and finite), fitted where fitted[s]
+     * is 1; pair (s, t) starts from components[(s start_count + t) k ..] and
+     * leaves its final parameters there and its outcome in
+     * fits[s start_count + t]. A pair stops at the first M-step that would
+     * re-seed a component (needs_cpu). Each data set's values, -3/2 log x
+     * and 1/x sit in shared memory where they fit (a block per data set, a
+     * warp per start); the sums are reduced in a fixed order, so a repeat
+     * gives the same bits. k <= STATGPU_CUDA_IGMM_MOST_COMPONENTS. */
+    statgpu_cuda_status (*fit)(statgpu_cuda_state *state, const double *const *sets, const size_t *lengths,
+                               const uint8_t *fitted, size_t set_count, size_t k,
+                               size_t start_count, size_t max_iterations, double tolerance,
+                               statgpu_cuda_igmm_component *components, statgpu_cuda_igmm_fit *fits,
+                               statgpu_cuda_timing *timing, char *msg, size_t msg_bytes);
+} statgpu_cuda_igmm_i;
+
 typedef struct statgpu_cuda_module_i {
     uint32_t api_version;  /* STATGPU_CUDA_MODULE_API_VERSION */
 
@@ -282,6 +319,7 @@ typedef struct statgpu_cuda_module_i {
     const statgpu_cuda_lts_i    *lts;
     const statgpu_cuda_gmm_i    *gmm;
     const statgpu_cuda_subset_i *subset;
+    const statgpu_cuda_igmm_i   *igmm;
 } statgpu_cuda_module_i;
 
 typedef const statgpu_cuda_module_i *(*statgpu_cuda_module_init_fn)(uint32_t engine_api_version);

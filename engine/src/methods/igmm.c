@@ -9,11 +9,13 @@
  * result is the same bits at any thread count.
  */
 #include "internal.h"
+#include "backend/cuda_loader.h"
 #include "core/pool.h"
 #include "core/threads.h"
 
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,6 +174,25 @@ static size_t sg_igmm_m_step(const double *x, const double *inverse_x, size_t n,
     return reseeds;
 }
 
+/* The start of (data set, start) pair task: given, or bulkem's random one
+ * from the pair's own stream, which rng continues (the re-seeds draw from it). */
+static void sg_igmm_start(const sg_igmm_job *job, size_t task, sg_igmm_component *components, sg_rng *rng)
+{
+    const size_t set = task / job->start_count, k = job->k;
+    const double *x = job->sets[set];
+    const size_t n = job->lengths[set];
+    const statgpu_igmm_params *p = job->params;
+    rng->state = sg_derive_stream(job->context_seed, p->seed, 0x16A7E55ull, task);
+    for (size_t j = 0; j < k; ++j) {
+        if (p->initial_alpha != NULL) {
+            components[j] = (sg_igmm_component){ p->initial_alpha[j], p->initial_mu[j], p->initial_lambda[j] };
+        } else {
+            sg_igmm_seed_component(x, n, rng, &components[j]);
+            components[j].alpha = 1.0 / (double)k;
+        }
+    }
+}
+
 static void sg_igmm_task(void *context, size_t task, int slot)
 {
     sg_igmm_job *job = context;
@@ -185,16 +206,9 @@ static void sg_igmm_task(void *context, size_t task, int slot)
     double *resp = job->scratch[slot];
     sg_igmm_terms terms = { resp + n * k, resp + n * k + n };
     sg_igmm_fill_terms(x, n, &terms);
-    sg_rng rng = { sg_derive_stream(job->context_seed, job->params->seed, 0x16A7E55ull, task) };
+    sg_rng rng;
+    sg_igmm_start(job, task, run->components, &rng);
     const statgpu_igmm_params *p = job->params;
-    for (size_t j = 0; j < k; ++j) {
-        if (p->initial_alpha != NULL) {
-            run->components[j] = (sg_igmm_component){ p->initial_alpha[j], p->initial_mu[j], p->initial_lambda[j] };
-        } else {
-            sg_igmm_seed_component(x, n, &rng, &run->components[j]);
-            run->components[j].alpha = 1.0 / (double)k;
-        }
-    }
     (void)start;
     double previous = -INFINITY;
     size_t iteration = 0;
@@ -212,6 +226,147 @@ static void sg_igmm_task(void *context, size_t task, int slot)
         ++iteration;
     }
     run->iterations = iteration;
+}
+
+/* The pairs the GPU left to the CPU (listed), one per block. */
+typedef struct sg_igmm_listed {
+    sg_igmm_job  *job;
+    const size_t *tasks;
+} sg_igmm_listed;
+
+static void sg_igmm_listed_task(void *context, size_t b, int slot)
+{
+    sg_igmm_listed *listed = context;
+    sg_igmm_task(listed->job, listed->tasks[b], slot);
+}
+
+/* Under STATGPU_BACKEND_AUTO the GPU fits from this much work (values x
+ * starts x iterations at most): below it the CPU's threads finish first
+ * (bench/NOTES.md, inverse Gaussian mixtures). */
+#define SG_IGMM_AUTO_CUDA_MIN_WORK 2e7
+
+/* Every fitted pair on the GPU, from the CPU's starts; the pairs whose
+ * M-step would re-seed a component go back to the CPU (from their start,
+ * with their own streams). False (with why in message) when the GPU could
+ * not run them: the caller fits everything on the CPU. */
+static bool sg_igmm_on_gpu(statgpu_context *context, sg_igmm_job *job, size_t set_count, int team, char *message,
+                           size_t message_bytes, statgpu_cuda_status *why)
+{
+    const statgpu_cuda_module_i *module = sg_cuda_module(NULL);
+    *why = STATGPU_CUDA_NO_DEVICE;
+    if (module == NULL || module->igmm == NULL) {
+        snprintf(message, message_bytes, "the CUDA module has no inverse Gaussian mixtures");
+        return false;
+    }
+    const size_t k = job->k, starts = job->start_count, tasks = set_count * starts;
+    statgpu_cuda_igmm_component *components = malloc(tasks * k * sizeof *components);
+    statgpu_cuda_igmm_fit *fits = calloc(tasks, sizeof *fits);
+    uint8_t *fitted = malloc(set_count);
+    size_t *cpu_tasks = malloc(tasks * sizeof *cpu_tasks);
+    bool ok = components && fits && fitted && cpu_tasks;
+    if (!ok) {
+        snprintf(message, message_bytes, "out of host memory for the GPU's mixtures");
+        *why = STATGPU_CUDA_OUT_OF_MEMORY;
+    }
+    for (size_t task = 0; ok && task < tasks; ++task) {
+        size_t set = task / starts;
+        if (job->status[set] != STATGPU_IGMM_FITTED)
+            continue;
+        sg_igmm_component start[SG_IGMM_MAX_K];
+        sg_rng rng;
+        sg_igmm_start(job, task, start, &rng);
+        for (size_t j = 0; j < k; ++j)
+            components[task * k + j] = (statgpu_cuda_igmm_component){ start[j].alpha, start[j].mu, start[j].lambda };
+    }
+    for (size_t s = 0; ok && s < set_count; ++s)
+        fitted[s] = job->status[s] == STATGPU_IGMM_FITTED;
+    statgpu_cuda_timing timing = { 0.0, 0.0 };
+    if (ok) {
+        *why = module->igmm->fit(context->cuda_state, job->sets, job->lengths, fitted, set_count, k, starts,
+                                 job->params->max_iterations, job->params->tolerance, components, fits, &timing,
+                                 message, message_bytes);
+        ok = *why == STATGPU_CUDA_OK;
+    }
+    size_t cpu_count = 0;
+    for (size_t task = 0; ok && task < tasks; ++task) {
+        sg_igmm_run *run = &job->runs[task];
+        memset(run, 0, sizeof *run);
+        if (job->status[task / starts] != STATGPU_IGMM_FITTED)
+            continue;
+        if (fits[task].needs_cpu) {
+            cpu_tasks[cpu_count++] = task;
+            continue;
+        }
+        for (size_t j = 0; j < k; ++j)
+            run->components[j] = (sg_igmm_component){ components[task * k + j].alpha, components[task * k + j].mu,
+                                                      components[task * k + j].lambda };
+        run->log_likelihood = fits[task].log_likelihood;
+        run->iterations = fits[task].iterations;
+        run->converged = fits[task].converged;
+    }
+    if (ok && cpu_count > 0) {
+        sg_igmm_listed listed = { job, cpu_tasks };
+        sg_parallel_for(team, cpu_count, sg_igmm_listed_task, &listed);
+    }
+    if (ok)
+        sg_dispatch_ran(context, STATGPU_BACKEND_CUDA, timing.transfer_seconds, timing.compute_seconds);
+    free(components);
+    free(fits);
+    free(fitted);
+    free(cpu_tasks);
+    return ok;
+}
+
+/* The last step of a call, per data set. */
+typedef struct sg_igmm_finish_job {
+    sg_igmm_job             *job;
+    statgpu_igmm_result     *result;
+    const double *const     *sets;
+    const size_t            *lengths;
+} sg_igmm_finish_job;
+
+/* Data set s's best start (the highest log-likelihood, the earlier on a
+ * tie), its parameters, labels and responsibilities. */
+static void sg_igmm_finish_set(void *context, size_t s, int slot)
+{
+    sg_igmm_finish_job *finish = context;
+    const sg_igmm_job *job = finish->job;
+    statgpu_igmm_result *result = finish->result;
+    const size_t n = finish->lengths[s], k = job->k, starts = job->start_count;
+    int32_t *labels = result->labels + result->offsets[s];
+    if (result->status[s] != STATGPU_IGMM_FITTED) {
+        for (size_t i = 0; i < n; ++i)
+            labels[i] = -1;
+        return;
+    }
+    size_t best = 0;
+    for (size_t start = 1; start < starts; ++start)
+        if (job->runs[s * starts + start].log_likelihood > job->runs[s * starts + best].log_likelihood)
+            best = start;
+    const sg_igmm_run *run = &job->runs[s * starts + best];
+    for (size_t j = 0; j < k; ++j) {
+        result->alpha[s * k + j] = run->components[j].alpha;
+        result->mu[s * k + j] = run->components[j].mu;
+        result->lambda[s * k + j] = run->components[j].lambda;
+    }
+    result->log_likelihood[s] = run->log_likelihood;
+    result->iterations[s] = run->iterations;
+    result->converged[s] = run->converged;
+    result->best_start[s] = best;
+    result->reseed_count[s] = run->reseeds;
+    double *resp = job->scratch[slot];
+    sg_igmm_terms terms = { resp + n * k, resp + n * k + n };
+    sg_igmm_fill_terms(finish->sets[s], n, &terms);
+    (void)sg_igmm_e_step(finish->sets[s], &terms, n, k, run->components, resp);
+    for (size_t i = 0; i < n; ++i) {
+        size_t label = 0;
+        for (size_t j = 1; j < k; ++j)
+            if (resp[i * k + j] > resp[i * k + label])
+                label = j;
+        labels[i] = (int32_t)label;
+    }
+    if (result->responsibilities != NULL)
+        memcpy(result->responsibilities + result->offsets[s] * k, resp, n * k * sizeof(double));
 }
 
 void statgpu_igmm_params_init(statgpu_igmm_params *params)
@@ -326,7 +481,6 @@ statgpu_status statgpu_igmm(statgpu_context *context, const double *const *sets,
     int team = sg_threads_for(context->cpu_thread_count, tasks, (double)total_length * (double)starts * (double)k
                                                                * (double)chosen.max_iterations);
     sg_igmm_job job = { sets, lengths, NULL, k, starts, &chosen, context->params.seed, NULL, NULL };
-    double *resp = NULL;
     if (result != NULL) {
         result->set_count = set_count;
         result->k = k;
@@ -348,11 +502,10 @@ statgpu_status statgpu_igmm(statgpu_context *context, const double *const *sets,
     }
     job.runs = malloc(tasks * sizeof *job.runs);
     job.scratch = calloc((size_t)team, sizeof *job.scratch);
-    resp = malloc((largest ? largest : 1) * (k + 2) * sizeof *resp);
     bool ok = result != NULL && result->lengths && result->status && result->alpha && result->mu && result->lambda
               && result->log_likelihood && result->iterations && result->converged && result->best_start
               && result->reseed_count && result->labels && result->offsets
-              && (!chosen.keep_responsibilities || result->responsibilities) && job.runs && job.scratch && resp;
+              && (!chosen.keep_responsibilities || result->responsibilities) && job.runs && job.scratch;
     for (int slot = 0; ok && slot < team; ++slot)
         ok = (job.scratch[slot] = malloc((largest ? largest : 1) * (k + 2) * sizeof(double))) != NULL;
     if (!ok) {
@@ -379,55 +532,38 @@ statgpu_status statgpu_igmm(statgpu_context *context, const double *const *sets,
                             : constant ? STATGPU_IGMM_CONSTANT : STATGPU_IGMM_FITTED;
     }
     job.status = result->status;
-    sg_parallel_for(team, tasks, sg_igmm_task, &job);
+    bool on_gpu = false;
+    if (sg_dispatch_wants_cuda(context, (double)total_length * (double)starts * (double)chosen.max_iterations,
+                               SG_IGMM_AUTO_CUDA_MIN_WORK, false)) {
+        char message[256] = "";
+        statgpu_cuda_status why = STATGPU_CUDA_NO_DEVICE;
+        if (k > STATGPU_CUDA_IGMM_MOST_COMPONENTS)
+            snprintf(message, sizeof message, "the GPU fits at most %u components", STATGPU_CUDA_IGMM_MOST_COMPONENTS);
+        else if (sg_dispatch_cuda_ready(context, message, sizeof message))
+            on_gpu = sg_igmm_on_gpu(context, &job, set_count, team, message, sizeof message, &why);
+        if (!on_gpu)
+            sg_dispatch_note_cpu(context, why, message, "inverse Gaussian mixtures");
+    }
+    if (!on_gpu)
+        sg_parallel_for(team, tasks, sg_igmm_task, &job);
     if (sg_progress_cancelled(context, 1.0)) {
         status = sg_fail(context, STATGPU_ERROR_CANCELLED, "cancelled");
         goto done;
     }
 
-    /* The best start of each data set, its labels and responsibilities. */
-    for (size_t s = 0; s < set_count; ++s) {
-        const size_t n = lengths[s];
-        int32_t *labels = result->labels + result->offsets[s];
-        if (result->status[s] != STATGPU_IGMM_FITTED) {
-            for (size_t i = 0; i < n; ++i)
-                labels[i] = -1;
-            continue;
-        }
-        size_t best = 0;
-        for (size_t start = 1; start < starts; ++start)
-            if (job.runs[s * starts + start].log_likelihood > job.runs[s * starts + best].log_likelihood)
-                best = start;
-        const sg_igmm_run *run = &job.runs[s * starts + best];
-        for (size_t j = 0; j < k; ++j) {
-            result->alpha[s * k + j] = run->components[j].alpha;
-            result->mu[s * k + j] = run->components[j].mu;
-            result->lambda[s * k + j] = run->components[j].lambda;
-        }
-        result->log_likelihood[s] = run->log_likelihood;
-        result->iterations[s] = run->iterations;
-        result->converged[s] = run->converged;
-        result->best_start[s] = best;
-        result->reseed_count[s] = run->reseeds;
-        sg_igmm_terms terms = { resp + n * k, resp + n * k + n };
-        sg_igmm_fill_terms(sets[s], n, &terms);
-        (void)sg_igmm_e_step(sets[s], &terms, n, k, run->components, resp);
-        for (size_t i = 0; i < n; ++i) {
-            size_t label = 0;
-            for (size_t j = 1; j < k; ++j)
-                if (resp[i * k + j] > resp[i * k + label])
-                    label = j;
-            labels[i] = (int32_t)label;
-        }
-        if (result->responsibilities != NULL)
-            memcpy(result->responsibilities + result->offsets[s] * k, resp, n * k * sizeof(double));
-        if (!isfinite(result->log_likelihood[s])) {
+    /* The best start of each data set, its labels and responsibilities, a
+     * data set per block on the engine's threads (one pass over the values
+     * each: serial, it took 4 s of a 40,000-set call). */
+    sg_igmm_finish_job finish = { &job, result, sets, lengths };
+    sg_parallel_for(team, set_count, sg_igmm_finish_set, &finish);
+    for (size_t s = 0; s < set_count; ++s)
+        if (result->status[s] == STATGPU_IGMM_FITTED && !isfinite(result->log_likelihood[s])) {
             status = sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "data set %zu: the log-likelihood is not "
                              "finite: its values are too far from ordinary size", s + 1);
             goto done;
         }
-    }
-    sg_dispatch_ran(context, STATGPU_BACKEND_CPU, 0.0, 0.0);
+    if (!on_gpu)
+        sg_dispatch_ran(context, STATGPU_BACKEND_CPU, 0.0, 0.0);
     *out_result = result;
     result = NULL;
     status = sg_succeed(context);
@@ -437,6 +573,5 @@ done:
         free(job.scratch[slot]);
     free(job.scratch);
     free(job.runs);
-    free(resp);
     return status;
 }
