@@ -24,7 +24,8 @@ not compared).
 Peers:
 - statgpu CPU (all threads) and statgpu CUDA: wall time of the calls from
   host memory. CUDA is first probed with a small call; where the engine ran
-  it on the CPU (no GPU path yet) or failed, the row says "n/a (no GPU path)".
+  it on the CPU or failed, the row says "n/a (no GPU path)". Case (b)'s
+  one-call rows give CUDA's copy and device times too.
   statgpu CPU on one thread too (--one-thread-max-fits), to set beside R's
   one core: a ratio per core that other machines can be read from.
 - R: bench/igmm_reference.R, the EM of tests/reference/igmm_reference.R
@@ -189,7 +190,14 @@ def statgpu_random(engine, backend, sets, start_count, k, repeats):
         notes = [f"random starts, not compared; median best log-likelihood {np.median(result['log_likelihood']):.6f}"]
         if result["reseed_count"].any():
             notes.append(f"{np.count_nonzero(result['reseed_count'])} kept starts re-seeded a component")
-        notes.append(threads_text(context))
+        report = context.report()
+        if backend == "cuda":
+            if report.last_used != 2:
+                return f"{NO_GPU_PATH}: {report.note.decode() or 'the engine ran it on the CPU'}"
+            notes.append(f"of the last run: copies {report.last_transfer_seconds:.3f} s, device work "
+                         f"{report.last_compute_seconds:.3f} s")
+        else:
+            notes.append(threads_text(context))
         return {"seconds": statistics.median(r[1] for r in runs), "repeats": len(runs), "note": "; ".join(notes)}
     finally:
         context.close()
@@ -387,6 +395,9 @@ def main():
             peers.append(("statgpu CPU, 1 thread", fitted_sets(set_count, start_count, args.one_thread_max_fits),
                           lambda s: statgpu_given(engine, "cpu", s, starts, args.repeats, threads=1)))
         if start_count > 1:
+            if not args.skip_gpu:
+                peers.append((f"statgpu CUDA, {start_count} random starts in one call", set_count,
+                              lambda s: statgpu_random(engine, "cuda", s, start_count, k, args.repeats)))
             peers.append((f"statgpu CPU, {start_count} random starts in one call", cpu_sets,
                           lambda s: statgpu_random(engine, "cpu", s, start_count, k, args.repeats)))
         if not args.skip_r:
