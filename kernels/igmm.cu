@@ -39,6 +39,8 @@ constexpr int kWarps = 8;
  * (3 doubles each) sit on chip. */
 constexpr size_t kMostSharedValues = 8192;
 constexpr double kLog2Pi = 1.8378770664093454835606594728112;
+/* Values whose sums are multiplied before one log: at most 8^64 = 2^192. */
+constexpr int kLogBatch = 64;
 
 __device__ inline double warp_sum(double value)
 {
@@ -108,6 +110,10 @@ __global__ void igmm_fit_kernel(FitArgs args)
 #pragma unroll
             for (int v = 0; v < kSums; ++v)
                 sums[v] = 0.0;
+            /* The logs of the values' sums (each in [1, K]) are taken of
+             * their products, once per kLogBatch values, as the CPU does. */
+            double product = 1.0;
+            int in_product = 0;
             for (size_t i = threadIdx.x; i < n; i += blockDim.x) {
                 double xi, term, inv;
                 if (on_chip) {
@@ -138,7 +144,13 @@ __global__ void igmm_fit_kernel(FitArgs args)
                     sum += row[j];
                 }
                 const double inverse_sum = 1.0 / sum;
-                sums[0] += largest + log(sum);
+                sums[0] += largest;
+                product *= sum;
+                if (++in_product == kLogBatch) {
+                    sums[0] += log(product);
+                    product = 1.0;
+                    in_product = 0;
+                }
 #pragma unroll
                 for (int j = 0; j < K; ++j) {
                     const double r = row[j] * inverse_sum;
@@ -147,6 +159,7 @@ __global__ void igmm_fit_kernel(FitArgs args)
                     sums[1 + 2 * K + j] += r * inv;
                 }
             }
+            sums[0] += log(product);
             /* The block's sums in a fixed order: each warp's by a butterfly,
              * then the warps' in warp order. */
 #pragma unroll

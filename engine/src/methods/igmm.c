@@ -369,6 +369,31 @@ static void sg_igmm_finish_set(void *context, size_t s, int slot)
         memcpy(result->responsibilities + result->offsets[s] * k, resp, n * k * sizeof(double));
 }
 
+/* The statuses of the data sets, one per block. */
+typedef struct sg_igmm_status_job {
+    const double *const *sets;
+    const size_t        *lengths;
+    size_t               k;
+    int32_t             *status;
+} sg_igmm_status_job;
+
+static void sg_igmm_status_of(void *context, size_t s, int slot)
+{
+    (void)slot;
+    const sg_igmm_status_job *job = context;
+    const double *x = job->sets[s];
+    bool positive = true, constant = true;
+    for (size_t i = 0; i < job->lengths[s]; ++i) {
+        if (!(x[i] > 0.0) || !isfinite(x[i]))
+            positive = false;
+        if (x[i] != x[0])
+            constant = false;
+    }
+    job->status[s] = !positive ? STATGPU_IGMM_NOT_POSITIVE
+                     : job->lengths[s] < 3 * job->k ? STATGPU_IGMM_TOO_FEW
+                     : constant ? STATGPU_IGMM_CONSTANT : STATGPU_IGMM_FITTED;
+}
+
 void statgpu_igmm_params_init(statgpu_igmm_params *params)
 {
     if (params == NULL)
@@ -514,23 +539,15 @@ statgpu_status statgpu_igmm(statgpu_context *context, const double *const *sets,
         goto done;
     }
 
-    /* Each data set's status, then every (data set, start) in parallel. */
+    /* Each data set's status (a data set per block on the engine's
+     * threads), then every (data set, start) in parallel. */
     for (size_t s = 0, offset = 0; s < set_count; ++s) {
         result->lengths[s] = lengths[s];
         result->offsets[s] = offset;
         offset += lengths[s];
-        const double *x = sets[s];
-        bool positive = true, constant = true;
-        for (size_t i = 0; i < lengths[s]; ++i) {
-            if (!(x[i] > 0.0) || !isfinite(x[i]))
-                positive = false;
-            if (x[i] != x[0])
-                constant = false;
-        }
-        result->status[s] = !positive ? STATGPU_IGMM_NOT_POSITIVE
-                            : lengths[s] < 3 * k ? STATGPU_IGMM_TOO_FEW
-                            : constant ? STATGPU_IGMM_CONSTANT : STATGPU_IGMM_FITTED;
     }
+    sg_igmm_status_job status_job = { sets, lengths, k, result->status };
+    sg_parallel_for(team, set_count, sg_igmm_status_of, &status_job);
     job.status = result->status;
     bool on_gpu = false;
     if (sg_dispatch_wants_cuda(context, (double)total_length * (double)starts * (double)chosen.max_iterations,
