@@ -12,7 +12,8 @@
  * PRESS is checked against refitting without each row (1e-9 relative);
  * k-fold validation with as many folds as rows against the brute force
  * repeated without each row (1e-9). Also: forced and left-out predictors, a
- * largest size, dependent and constant columns dropped and named, the same
+ * largest size, dependent and constant columns dropped and named, predictors
+ * near 1e-200 and 1e200 as at 1 (and y that far a clear error), the same
  * bits at 1, 2 and 4 threads, the criteria's choices, cancelling, the
  * tables, and bad arguments.
  *
@@ -524,6 +525,41 @@ static void test_dependent_columns(void **state)
     free_problem(&d);
 }
 
+/* Predictors near 1e-200 or 1e200: the same subsets and RSS as at 1 (their
+ * norms are taken without underflow or overflow); y that far: a clear error. */
+static void test_extreme_units(void **state)
+{
+    (void)state;
+    problem d = make_problem(50, 6, 26, 0.3);
+    statgpu_bestsubset_params params;
+    statgpu_bestsubset_params_init(&params);
+    statgpu_bestsubset_result *plain = fit(&d, &params, 1);
+    const double factors[] = { 0x1p-660, 0x1p660, 1e-200 };
+    for (size_t f = 0; f < sizeof factors / sizeof *factors; ++f) {
+        problem scaled = make_problem(50, 6, 26, 0.3);
+        for (size_t i = 0; i < d.n * d.p; ++i)
+            scaled.x[i] *= factors[f];
+        statgpu_bestsubset_result *result = fit(&scaled, &params, 1);
+        assert_int_equal(result->subset_count, plain->subset_count);
+        assert_memory_equal(result->which, plain->which, plain->subset_count * d.p);
+        for (size_t row = 0; row < plain->subset_count; ++row)
+            assert_close(result->rss[row], plain->rss[row], 1e-12, "RSS of scaled predictors");
+        statgpu_bestsubset_result_destroy(result);
+        free_problem(&scaled);
+    }
+    for (size_t i = 0; i < d.n; ++i)
+        d.y[i] *= 1e200;
+    statgpu_context *context;
+    TEST_CONTEXT_WITH_THREADS(g_backend, 1, context);
+    statgpu_bestsubset_result *none = NULL;
+    assert_int_equal(statgpu_bestsubset(context, d.y, d.x, d.n, d.p, d.n, &params, &none),
+                     STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(statgpu_context_last_error(context), "beyond the range of doubles"));
+    statgpu_context_destroy(context);
+    statgpu_bestsubset_result_destroy(plain);
+    free_problem(&d);
+}
+
 /* The chosen model: the criterion's best rank-1 row; its coefficients are
  * the least squares fit of that subset. */
 static void test_criteria(void **state)
@@ -777,6 +813,7 @@ int main(void)
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_backends_agree),
         cmocka_unit_test(test_dependent_columns),
+        cmocka_unit_test(test_extreme_units),
         cmocka_unit_test(test_criteria),
         cmocka_unit_test(test_cancel),
         cmocka_unit_test(test_tables),

@@ -920,8 +920,11 @@ STATGPU_API void statgpu_igmm_result_destroy(statgpu_igmm_result *result);
  * rank test (1e-7 of its norm, centred with an intercept) finds a linear
  * combination of those before it (a constant column beside the intercept, a
  * copy, a sum of others) is left out of the search and reported in dropped;
- * a forced predictor so dropped is an error. No output is ever NaN except
- * validation_error where it is said to be.
+ * a forced predictor so dropped is an error. Predictors of any size are
+ * taken as they are (near 1e-200 or 1e200 they give the subsets and RSS
+ * they give near 1); a y whose sum of squares about its mean (about 0
+ * without an intercept) is not a normal double is an error that says so.
+ * No output is ever NaN except validation_error where it is said to be.
  *
  * The progress callback is called as the search goes (the share of the tree
  * walked or cut); cancelling returns STATGPU_ERROR_CANCELLED. */

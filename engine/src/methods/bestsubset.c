@@ -17,6 +17,7 @@
 #include "core/random.h"
 #include "math/dense.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -140,27 +141,35 @@ static statgpu_status sg_design_build(statgpu_context *context, const sg_subset_
         status = sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate the subset search's design");
         goto done;
     }
-    /* Means, then norms about them. */
+    /* Means (of the values divided by the count, so that no sum overflows),
+     * then norms about them, scaled by the largest magnitude (as LAPACK's
+     * dnrm2), so that values near 1e-200 or 1e200 neither underflow nor
+     * overflow on the way. */
     for (size_t v = 0; v <= n_vars; ++v) {
         const double *column = sg_data_column(data, v);
         double mean = 0.0;
-        if (data->intercept) {
+        if (data->intercept)
             for (size_t i = 0; i < row_count; ++i)
-                mean += column[rows ? rows[i] : i];
-            mean /= (double)row_count;
+                mean += column[rows ? rows[i] : i] / (double)row_count;
+        double largest = 0.0, largest_raw = 0.0;
+        for (size_t i = 0; i < row_count; ++i) {
+            double value = column[rows ? rows[i] : i];
+            largest = fmax(largest, fabs(value - mean));
+            largest_raw = fmax(largest_raw, fabs(value));
         }
         double sum = 0.0, raw = 0.0;
-        for (size_t i = 0; i < row_count; ++i) {
-            double value = column[rows ? rows[i] : i], centred = value - mean;
+        for (size_t i = 0; i < row_count && largest > 0.0; ++i) {
+            double value = column[rows ? rows[i] : i], centred = (value - mean) / largest, plain = value / largest_raw;
             sum += centred * centred;
-            raw += value * value;
+            raw += plain * plain;
         }
-        double norm = sqrt(sum);
+        double norm = largest * sqrt(sum);
+        raw = largest_raw * sqrt(raw);
         /* What centring leaves of a constant column is rounding: as in R's
          * lm.fit, where the intercept's column comes first, a column whose
          * centred norm is at most the rank tolerance of its own is constant
          * (scaled to 0, so the rank test drops it); y's bound is rounding's. */
-        bool constant = !(norm > (v == n_vars ? 1e-12 : SG_SUBSET_RANK_TOLERANCE) * sqrt(raw));
+        bool constant = !(norm > (v == n_vars ? 1e-12 : SG_SUBSET_RANK_TOLERANCE) * raw);
         design->shift[v] = mean;
         design->scale[v] = constant ? 0.0 : norm > 0.0 && isfinite(norm) ? 1.0 / norm : 1.0;
         if (v == n_vars) {
@@ -775,6 +784,13 @@ statgpu_status statgpu_bestsubset(statgpu_context *context, const double *y, con
 
     /* The statistics, leaps's way. */
     double unit2 = design.y_norm * design.y_norm, n = (double)n_obs;
+    if (!(unit2 >= DBL_MIN) || !isfinite(unit2)) {
+        status = sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                         "y's sum of squares about its %s (%.3g squared) lies beyond the range of doubles: "
+                         "y in other units (a power of ten) gives the same subsets", chosen.intercept ? "mean" : "0",
+                         design.y_norm);
+        goto done;
+    }
     double full_rss = design.r[design.columns + (design.columns + 1) * design.columns];
     full_rss *= full_rss * unit2;
     size_t k_full = design.columns + (size_t)chosen.intercept;
