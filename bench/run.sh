@@ -3,7 +3,8 @@
 # tests) and runs the benchmarks: order statistics against cupy, torch and
 # numpy; k-means and Gaussian mixtures against scikit-learn and torch; LTS
 # against R's ltsReg; inverse Gaussian mixtures against R's reference EM
-# (Rscript with statmod) and torch.
+# (Rscript with statmod) and torch; best subset regression against R's
+# leaps::regsubsets (Rscript with leaps).
 #   bench/run.sh [OUTPUT-FOLDER] [extra bench_select.py arguments]
 # Needs nvcc, a CUDA GPU, and a python3 with torch (cupy and matplotlib optional).
 set -euo pipefail
@@ -26,3 +27,5 @@ PYTHONUNBUFFERED=1 python3 "$root/bench/bench_lts.py" --lib "$build_dir/lib/libs
   2>&1 | tee "$out/lts.log"
 PYTHONUNBUFFERED=1 python3 "$root/bench/bench_igmm.py" --lib "$build_dir/lib/libstatgpu.so" --out "$out" \
   2>&1 | tee "$out/igmm.log"
+PYTHONUNBUFFERED=1 python3 "$root/bench/bench_bestsubset.py" --lib "$build_dir/lib/libstatgpu.so" --out "$out" \
+  2>&1 | tee "$out/bestsubset.log"
