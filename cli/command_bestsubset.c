@@ -13,6 +13,18 @@ static statgpu_status bestsubset_tables(statgpu_context *context, const void *re
     return statgpu_bestsubset_tables(context, result, params, out_set);
 }
 
+/* The index of word among words (NULL-terminated), fallback when word is
+ * NULL, -1 when it is none of them. */
+static int word_index(const char *word, const char *const *words, int fallback)
+{
+    if (word == NULL)
+        return fallback;
+    for (int w = 0; words[w] != NULL; ++w)
+        if (strcmp(word, words[w]) == 0)
+            return w;
+    return -1;
+}
+
 /* Marks the predictors of a comma-separated list (names, else 1-based
  * positions among the predictors) with mark; 0, or the usage failure. */
 static int mark_predictors(const char *list, const csv_table *data, int8_t mark, int8_t *force, const char *option)
@@ -60,31 +72,23 @@ int command_bestsubset(const options *opt, statgpu_context *context)
     if (opt->holdout_text != NULL && !parse_number(opt->holdout_text, &params.holdout_fraction))
         return fail_usage("--holdout must be a number between 0 and 1", opt->holdout_text);
     params.intercept = !opt->no_intercept;
-    if (opt->validation_text != NULL) {
-        const char *const words[] = { "press", "holdout", "kfold" };
-        size_t w = 0;
-        while (w < 3 && strcmp(opt->validation_text, words[w]) != 0)
-            ++w;
-        if (w == 3)
-            return fail_usage("--validation must be press, holdout or kfold", opt->validation_text);
-        params.validation = (statgpu_subset_validation)w;
-    }
-    if (opt->criterion_text != NULL) {
-        const char *const words[] = { "validation", "cp", "bic", "adjr2" };
-        size_t w = 0;
-        while (w < 4 && strcmp(opt->criterion_text, words[w]) != 0)
-            ++w;
-        if (w == 4)
-            return fail_usage("--criterion must be validation, cp, bic or adjr2", opt->criterion_text);
-        params.criterion = (statgpu_subset_criterion)w;
-    }
-    const char *output = opt->output != NULL ? opt->output : statgpu_method_table_names("bestsubset")[0];
-    if (check_output_word("bestsubset", output, "--output must be subsets, which, coefficients or summary") != 0)
+    static const char *const validations[] = { "press", "holdout", "kfold", NULL };
+    static const char *const criteria[] = { "validation", "cp", "bic", "adjr2", NULL };
+    int validation = word_index(opt->validation_text, validations, 0);
+    if (validation < 0)
+        return fail_usage("--validation must be press, holdout or kfold", opt->validation_text);
+    int criterion = word_index(opt->criterion_text, criteria, 0);
+    if (criterion < 0)
+        return fail_usage("--criterion must be validation, cp, bic or adjr2", opt->criterion_text);
+    params.validation = (statgpu_subset_validation)validation;
+    params.criterion = (statgpu_subset_criterion)criterion;
+    const char *output = output_word(opt, "bestsubset", "--output must be subsets, which, coefficients or summary");
+    if (output == NULL)
         return EXIT_USAGE;
 
-    double started = seconds_now();
     csv_table data = { 0 };
-    int status = read_table(opt, opt->y_column != NULL ? opt->y_column : "1", &data);
+    double read_seconds = 0.0;
+    int status = read_table_timed(opt, opt->y_column != NULL ? opt->y_column : "1", &data, &read_seconds);
     if (status != 0)
         return status;
     if (data.column_count < 2) {
@@ -92,7 +96,6 @@ int command_bestsubset(const options *opt, statgpu_context *context)
         csv_table_free(&data);
         return data.column_count == 0 ? EXIT_COMPUTE : EXIT_USAGE;
     }
-    double read_seconds = seconds_now() - started;
     size_t n = data.complete_count, n_vars = data.column_count - 1;
     int8_t *force = calloc(n_vars, sizeof *force);
     if (force == NULL) {
@@ -109,7 +112,7 @@ int command_bestsubset(const options *opt, statgpu_context *context)
         return status;
     }
     params.force = force;
-    started = seconds_now();
+    double started = seconds_now();
     statgpu_bestsubset_result *result = NULL;
     statgpu_status engine_status = statgpu_bestsubset(context, data.values, data.values + n, n, n_vars, n ? n : 1,
                                                       &params, &result);

@@ -789,18 +789,8 @@ static void test_bad_arguments(void **state)
 int main(void)
 {
     g_backend = test_backend_from_environment();
-    if (g_backend == STATGPU_BACKEND_CUDA) {
-        statgpu_context_params params;
-        statgpu_context_params_init(&params);
-        params.backend = STATGPU_BACKEND_CUDA;
-        statgpu_context *context = NULL;
-        if (statgpu_context_create(&params, &context) != STATGPU_OK)
-            return 1;
-        test_note_missing_cuda(context, g_backend, g_skip_reason, sizeof g_skip_reason);
-        statgpu_context_destroy(context);
-        if (g_skip_reason[0] != '\0')
-            return test_exit_code(0, g_skip_reason);
-    }
+    if (test_cuda_missing(g_skip_reason, sizeof g_skip_reason))
+        return test_exit_code(0, g_skip_reason);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_brute_force_with_intercept),
         cmocka_unit_test(test_brute_force_without_intercept),

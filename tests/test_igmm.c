@@ -508,16 +508,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1)
         g_reference_dir = argv[1];
-    if (test_backend_from_environment() == STATGPU_BACKEND_CUDA) {
-        statgpu_context *probe = NULL;
-        if (setup(NULL) != 0)
-            return 1;
-        probe = g_context;
-        statgpu_context_destroy(probe);
-        g_context = NULL;
-        if (g_skip_reason[0] != '\0')
-            return test_exit_code(0, g_skip_reason);
-    }
+    if (test_cuda_missing(g_skip_reason, sizeof g_skip_reason))
+        return test_exit_code(0, g_skip_reason);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_r_reference),
         cmocka_unit_test(test_one_component),

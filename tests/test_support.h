@@ -153,6 +153,26 @@ static inline void test_note_missing_cuda(statgpu_context *context, statgpu_back
         snprintf(skip_reason, skip_bytes, "no usable CUDA backend (%s)", report.note);
 }
 
+/* Where the backend under test is CUDA, whether this machine cannot run it:
+ * probes a context of its own and writes why into skip_reason. A binary
+ * whose tests all need CUDA returns test_exit_code(0, skip_reason) then. */
+static inline int test_cuda_missing(char *skip_reason, size_t skip_bytes)
+{
+    if (test_backend_from_environment() != STATGPU_BACKEND_CUDA)
+        return 0;
+    statgpu_context_params params;
+    statgpu_context_params_init(&params);
+    params.backend = STATGPU_BACKEND_CUDA;
+    statgpu_context *context = NULL;
+    if (statgpu_context_create(&params, &context) != STATGPU_OK) {
+        snprintf(skip_reason, skip_bytes, "no context could be made");
+        return 1;
+    }
+    test_note_missing_cuda(context, STATGPU_BACKEND_CUDA, skip_reason, skip_bytes);
+    statgpu_context_destroy(context);
+    return skip_reason[0] != '\0';
+}
+
 /* ----- fixtures -----
  * cmocka's group setup and teardown for a test file whose tests share one
  * CPU context in the variable named. Used after #include <cmocka.h>. */
