@@ -1,10 +1,12 @@
-"""sample_tools.py: what the make_*.py scripts of samples/ share: the command
-line (--oxt, --output, --from-r), re-exporting a data set from R, and the
-headless LibreOffice session (statgpu.oxt installed in a throwaway profile)
-that builds a workbook and stores it."""
+"""sample_tools.py: what the scripts of samples/ share: the list of sample
+workbooks, how a formula names a statgpu function, and for the make_*.py
+scripts the command line (--oxt, --output, --from-r), re-exporting a data set
+from R, and the headless LibreOffice session (statgpu.oxt installed in a
+throwaway profile) that builds a workbook and stores it."""
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 
@@ -14,6 +16,27 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "libreoffice"))
 import lo_session  # noqa: E402
 
 BOLD = 150.0  # com.sun.star.awt.FontWeight.BOLD
+
+# The sample workbooks, in the order the start sheet (index.ods, made by
+# make_index.py) lists them and show_sample.py --all checks them: the file
+# beside this script and, in a line, what it shows.
+SAMPLES = (
+    ("order-statistics.ods", "Median, k-th smallest and largest, quantiles of ozone readings beside Calc's own"),
+    ("kmeans.ods", "Old Faithful's eruptions in two k-means clusters, with a scatter chart"),
+    ("lts.ods", "Robust regression of the stack loss data beside LINEST, its outliers flagged"),
+    ("gmm.ods", "Gaussian mixtures of Old Faithful, k chosen by BIC, with 95% ellipses"),
+    ("bestsubset.ods", "The best predictors of the Motor Trend cars' mpg for every subset size"),
+    ("igmm.ods", "Inverse Gaussian mixtures of six subjects' response times, with a histogram"),
+)
+
+# How a formula read through the API (XCell.getFormula) names a statgpu
+# function: the add-in's service name, upper-cased, before the function's.
+STATGPU_FUNCTION = re.compile(r"\bORG\.STATGPU\.STATGPU\.([A-Z0-9]+)\(")
+
+
+def statgpu_functions(formula):
+    """The statgpu functions formula (as XCell.getFormula gives it) calls, in order."""
+    return STATGPU_FUNCTION.findall(formula)
 
 
 class SheetWriter:
@@ -70,7 +93,7 @@ def make_sample(description, output_name, csv_file, r_export, read_data, sheet_n
     workbook is recalculated before it is stored. Then
     says how many rows of the data (what they are) the workbook holds. Data
     made by the script itself have no CSV file: csv_file and r_export None,
-    and no --from-r."""
+    and no --from-r. Returns the workbook's path."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--oxt", default=os.path.join(ROOT, "build", "statgpu.oxt"),
                         help="the built extension (default: build/statgpu.oxt)")
@@ -102,6 +125,7 @@ def make_sample(description, output_name, csv_file, r_export, read_data, sheet_n
         finally:
             document.close(True)
     print("wrote %s (%d %s)" % (os.path.relpath(args.output), len(data), what))
+    return args.output
 
 
 class Chart:
