@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The run command: installs what is missing, builds statgpu.oxt, installs it
 # into a private LibreOffice profile (build/profile, so the user's own profile
-# is left alone) and shows the sample workbook samples/order-statistics.ods:
-#   - with a display, LibreOffice Calc opens the workbook;
-#   - without one, the workbook is recalculated headlessly and each function's
-#     result is printed next to Calc's built-in.
+# is left alone) and shows the sample workbooks:
+#   - with a display, LibreOffice Calc opens the start sheet samples/index.ods,
+#     which links to every sample;
+#   - without one (or with STATGPU_HEADLESS=1), every sample is recalculated
+#     headlessly and its check table printed: each statgpu result next to the
+#     reference the workbook holds (Calc's built-in, for the order
+#     statistics); the script fails if any differs or is an error.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${STATGPU_BUILD_DIR:-$root/build}
@@ -14,11 +17,10 @@ bash "$root/scripts/build.sh"
 
 # python3-uno belongs to Debian's own python3, whatever else is on the PATH.
 python=/usr/bin/python3
-sample=$root/samples/order-statistics.ods
 if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ "${STATGPU_HEADLESS:-0}" != 1 ]; then
   exec "$python" "$root/samples/show_sample.py" --oxt "$build_dir/statgpu.oxt" \
-       --profile "$build_dir/profile" --open "$sample"
+       --profile "$build_dir/profile" --open "$root/samples/index.ods"
 else
   exec "$python" "$root/samples/show_sample.py" --oxt "$build_dir/statgpu.oxt" \
-       --profile "$build_dir/profile" "$sample"
+       --profile "$build_dir/profile" --all
 fi
