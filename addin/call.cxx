@@ -209,6 +209,42 @@ Any tableCells(const statgpu_table& table)
     return Any(cells);
 }
 
+CollectedTable collectTable(const statgpu_table& table)
+{
+    CollectedTable collected;
+    collected.name = table.name;
+    collected.title = table.title != nullptr ? table.title : table.name;
+    if (table.row_label_header != nullptr)
+        collected.row_label_header = table.row_label_header;
+    if (table.row_labels != nullptr)
+        collected.row_labels.assign(table.row_labels, table.row_labels + table.row_count);
+    for (std::size_t c = 0; c < table.column_count; ++c)
+        collected.column_headers.emplace_back(table.column_headers[c] != nullptr ? table.column_headers[c] : "");
+    collected.cells = tableCells(table);
+    return collected;
+}
+
+namespace
+{
+thread_local ReportRun* t_report_run = nullptr;
+}
+
+ReportRun* currentReportRun()
+{
+    return t_report_run;
+}
+
+ReportRunScope::ReportRunScope(ReportRun& run)
+    : previous_(t_report_run)
+{
+    t_report_run = &run;
+}
+
+ReportRunScope::~ReportRunScope()
+{
+    t_report_run = previous_;
+}
+
 Observations readObservations(const Range& data, sal_Int16 position)
 {
     const auto start = std::chrono::steady_clock::now();

@@ -11,6 +11,7 @@
 #include "calc_errors.hxx"
 #include "cells.hxx"
 #include "progress.hxx"
+#include "report_hooks.hxx"
 #include "statgpu_functions.hxx"
 
 #include <chrono>
@@ -132,6 +133,8 @@ double finiteResult(double value);
 std::vector<std::size_t> sourceRows(const std::vector<bool>& complete);
 // A table as Calc's array; a row left out is an empty text.
 Any tableCells(const statgpu_table& table);
+// A table as a report writes it: the array and its titles and headers.
+CollectedTable collectTable(const statgpu_table& table);
 
 // Only UNO exceptions may cross the bridge into Calc; anything else would end
 // the office process (and lose the user's work), so it becomes #VALUE!.

@@ -42,6 +42,9 @@ INTERFACE = "XStatGpu"
 # service and method name, upper-cased: of:=ORG.STATGPU.STATGPU.GPUMEDIAN(...)
 SERVICE_NAME = "org.statgpu.StatGpu"
 IMPLEMENTATION_NAME = "org.statgpu.StatGpuImpl"
+# The protocol handler of the analysis menu (org.statgpu.dialog:...), in the
+# same library (addin/menu_handler.hxx).
+MENU_HANDLER_NAME = "org.statgpu.MenuHandlerImpl"
 # One of Calc's own categories (Statistical), so the functions sit beside MEDIAN.
 CATEGORY = "Statistical"
 # Every method may raise these: Calc shows IllegalArgumentException as Err:502,

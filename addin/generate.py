@@ -98,6 +98,10 @@ def components_text(library):
         '      <service name="com.sun.star.sheet.AddIn"/>',
         '      <service name=%s/>' % quoteattr(table.SERVICE_NAME),
         "    </implementation>",
+        "    <!-- The menu Data > Statistics > GPU Statistics (statgpu): addin/menu_handler.hxx. -->",
+        '    <implementation name=%s>' % quoteattr(table.MENU_HANDLER_NAME),
+        '      <service name="com.sun.star.frame.ProtocolHandler"/>',
+        "    </implementation>",
         "  </component>",
         "</components>",
     ]) + "\n"

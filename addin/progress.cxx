@@ -1,6 +1,8 @@
 // progress.cxx: a long call's progress and Escape (see progress.hxx).
 #include "progress.hxx"
 
+#include "report_hooks.hxx"
+
 #include <com/sun/star/awt/Key.hpp>
 #include <com/sun/star/awt/Toolkit.hpp>
 #include <com/sun/star/awt/XReschedule.hpp>
@@ -89,6 +91,10 @@ bool CallProgress::update(double fraction) noexcept
 {
     try
     {
+        // A dialog's run shows its own progress and may stop the engine.
+        if (ReportRun* const report = currentReportRun(); report != nullptr && report->progress)
+            if (report->progress(fraction))
+                return true;
         const auto now = std::chrono::steady_clock::now();
         if (now - started_ < kShowAfter)
             return false;

@@ -3,6 +3,7 @@
 // the files of their methods (order_statistics.cxx, kmeans.cxx, lts.cxx) on
 // what call.hxx shares. See statgpu_addin.hxx.
 #include "call.hxx"
+#include "menu_handler.hxx"
 
 #include <com/sun/star/beans/XPropertySet.hpp>
 #include <com/sun/star/lang/XMultiServiceFactory.hpp>
@@ -189,21 +190,29 @@ Any StatGpuAddIn::resultTable(const TableMaker& make_tables, const std::string& 
                               const std::vector<bool>& complete, const std::vector<std::string>& names)
 {
     const std::vector<std::size_t> rows = sourceRows(complete);
+    ReportRun* const report = currentReportRun();
     std::vector<const char*> name_texts;
-    for (const std::string& text : names)
+    for (const std::string& text : names.empty() && report != nullptr ? report->variable_names : names)
         name_texts.push_back(text.c_str());
     statgpu_table_params params;
     statgpu_table_params_init(&params);
     params.variable_names = name_texts.empty() ? nullptr : name_texts.data();
     params.source_row_count = complete.size();
     params.source_rows = rows.data();
-    params.table_name = name.c_str();
+    // A dialog's report wants every table; a cell only the one it shows.
+    params.table_name = report != nullptr ? nullptr : name.c_str();
     statgpu_table_set* set = nullptr;
     runEngine("tables", [&](statgpu_context* context) { return make_tables(context, &params, &set); });
     const std::unique_ptr<statgpu_table_set, void (*)(statgpu_table_set*)> owned(set, statgpu_table_set_destroy);
     const statgpu_table* table = statgpu_table_set_find(set, name.c_str());
     if (table == nullptr)
         raiseCalcError(CalcError::NoValue, "the result has no such table");
+    if (report != nullptr)
+    {
+        report->tables.clear();
+        for (std::size_t index = 0; index < statgpu_table_set_count(set); ++index)
+            report->tables.push_back(collectTable(*statgpu_table_set_get(set, index)));
+    }
     return tableCells(*table);
 }
 
@@ -242,6 +251,16 @@ createStatGpuAddIn(const css::uno::Reference<css::lang::XMultiServiceFactory>& s
     }
     return static_cast<cppu::OWeakObject*>(new statgpu::addin::StatGpuAddIn(context));
 }
+
+css::uno::Reference<css::uno::XInterface> SAL_CALL
+createMenuHandler(const css::uno::Reference<css::lang::XMultiServiceFactory>& service_manager)
+{
+    css::uno::Reference<css::uno::XComponentContext> context;
+    css::uno::Reference<css::beans::XPropertySet> properties(service_manager, css::uno::UNO_QUERY);
+    if (properties.is())
+        properties->getPropertyValue("DefaultContext") >>= context;
+    return static_cast<cppu::OWeakObject*>(new statgpu::dialogs::MenuHandler(context));
+}
 } // namespace
 
 extern "C" {
@@ -256,7 +275,21 @@ SAL_DLLPUBLIC_EXPORT void* SAL_CALL component_getFactory(const char* implementat
                                                          void* /*registry_key*/)
 {
     using statgpu::addin::StatGpuAddIn;
-    if (!service_manager || !StatGpuAddIn::implementationName().equalsAscii(implementation_name))
+    using statgpu::dialogs::MenuHandler;
+    if (!service_manager)
+        return nullptr;
+    if (MenuHandler::implementationName().equalsAscii(implementation_name))
+    {
+        // A handler per frame: the office makes one and initializes it with the frame.
+        css::uno::Reference<css::lang::XSingleServiceFactory> factory = cppu::createSingleFactory(
+            static_cast<css::lang::XMultiServiceFactory*>(service_manager), MenuHandler::implementationName(),
+            createMenuHandler, MenuHandler::serviceNames());
+        if (!factory.is())
+            return nullptr;
+        factory->acquire();
+        return factory.get();
+    }
+    if (!StatGpuAddIn::implementationName().equalsAscii(implementation_name))
         return nullptr;
     // One instance per office process: Calc asks for the service more than once,
     // and the engine context should be made only once.

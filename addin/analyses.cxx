@@ -1,0 +1,811 @@
+// analyses.cxx: the analyses' table, reading a dialog's values into a
+// request, and running a request through the add-in's Calc functions (see
+// analyses.hxx).
+#include "analyses.hxx"
+
+#include <statgpu.h>
+
+#include <com/sun/star/beans/XPropertySet.hpp>
+#include <com/sun/star/container/XIndexAccess.hpp>
+#include <com/sun/star/lang/IllegalArgumentException.hpp>
+#include <com/sun/star/lang/XMultiServiceFactory.hpp>
+#include <com/sun/star/sheet/FormulaResult.hpp>
+#include <com/sun/star/sheet/XCellRangesQuery.hpp>
+#include <com/sun/star/sheet/XSheetCellRanges.hpp>
+#include <com/sun/star/sheet/XSheetCellRangeContainer.hpp>
+#include <com/sun/star/sheet/XSpreadsheets.hpp>
+#include <com/sun/star/table/CellAddress.hpp>
+#include <com/sun/star/table/XCellRange.hpp>
+#include <com/sun/star/sheet/XCellRangeData.hpp>
+
+#include <rtl/math.hxx>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace statgpu::dialogs
+{
+using css::uno::Any;
+using css::uno::Reference;
+using css::uno::Sequence;
+using css::uno::UNO_QUERY;
+using css::uno::UNO_QUERY_THROW;
+
+namespace
+{
+constexpr double kSeedHigh = 9007199254740992.0;  // 2^53, the functions' limit
+
+Field range(const char* id, const char* label, const char* help)
+{
+    return Field{ id, label, FieldKind::Range, Page::General, "", 0.0, 0.0, {}, false, help };
+}
+
+Field whole(const char* id, const char* label, Page page, const char* initial, double low, double high,
+            const char* help, bool may_be_empty = false)
+{
+    return Field{ id, label, FieldKind::Whole, page, initial, low, high, {}, may_be_empty, help };
+}
+
+Field seed()
+{
+    return whole("seed", "Seed:", Page::Options, "0", 0.0, kSeedHigh,
+                 "A whole number that chooses the random starts; the same seed gives the same result.");
+}
+
+Field choice(const char* id, const char* label, Page page, std::vector<std::string> words, const char* help)
+{
+    std::string first = words.front();
+    return Field{ id, label, FieldKind::Choice, page, first, 0.0, 0.0, std::move(words), false, help };
+}
+
+std::vector<Analysis> makeAnalyses()
+{
+    const char* observations = "The observations: a row each, a column per variable. "
+                               "A row with an empty or text cell is left out.";
+    return {
+        { "median", "Median and quantiles", "Order statistics", "GPUQUANTILE", "",
+          { range("data", "Data:", "The numbers: a group per column (or per row). Empty cells and text are skipped."),
+            choice("grouped", "Grouped by:", Page::General, { "columns", "rows" },
+                   "Whether each column or each row of Data is a group."),
+            Field{ "quantiles", "Quantiles (p):", FieldKind::Text, Page::Options, "0.05; 0.25; 0.5; 0.75; 0.95", 0.0,
+                   1.0, {}, true, "Probabilities from 0 to 1, separated by ';': each group's p-quantile "
+                                  "as PERCENTILE.INC gives it." } } },
+        { "kmeans", "K-means clustering", "K-means", "KMEANS", "kmeans",
+          { range("data", "Data:", observations),
+            whole("k", "Number of clusters (k):", Page::General, "3", 1.0, 1e9,
+                  "From 1 to the number of complete rows."),
+            whole("restarts", "Restarts:", Page::Options, "10", 1.0, 1000.0,
+                  "Runs from different k-means++ starts; the lowest inertia is kept."),
+            whole("maxiter", "Maximum iterations:", Page::Options, "300", 1.0, 100000.0,
+                  "The most iterations of each run."),
+            seed() } },
+        { "gmm", "Gaussian mixture", "Gaussian mixture", "GMMFIT", "gmm",
+          { range("data", "Data:", observations),
+            Field{ "k", "Components (k):", FieldKind::Text, Page::General, "2", 1.0, 1e9, {}, false,
+                   "A number, or candidates to choose from by BIC: 1-6 or 2; 4; 8." },
+            choice("covariance", "Covariance type:", Page::General, { "full", "tied", "diag", "spherical", "all" },
+                   "full: each component its own matrix; tied: one for all; diag; spherical; "
+                   "all: each type, the lowest BIC chosen."),
+            whole("restarts", "Restarts:", Page::Options, "1", 1.0, 1000.0,
+                  "Runs from different k-means starts; the highest likelihood is kept."),
+            whole("maxiter", "Maximum iterations:", Page::Options, "100", 1.0, 100000.0,
+                  "The most EM iterations of each run."),
+            seed() } },
+        { "lts", "Robust regression (LTS)", "Robust regression", "LTSFIT", "lts",
+          { range("y", "Y (response):", "One column. A row with an empty or text cell in Y or X is left out."),
+            range("x", "X (predictors):", "One or more columns, as many rows as Y."),
+            Field{ "alpha", "Alpha (share explained):", FieldKind::Number, Page::General, "0.5", 0.5, 1.0, {},
+                   false, "From 0.5 (the most robust) to 1." },
+            Field{ "intercept", "Fit an intercept", FieldKind::Check, Page::Options, "1", 0.0, 0.0, {}, false,
+                   "Off: a fit through 0." },
+            seed() } },
+        { "bestsubset", "Best subset regression", "Best subsets", "BESTSUBSET", "bestsubset",
+          { range("y", "Y (response):", "One column. A row with an empty or text cell in Y or X is left out."),
+            range("x", "X (candidate predictors):", "Up to 128 columns, as many rows as Y."),
+            whole("maxsize", "Largest subset size:", Page::General, "", 1.0, 128.0,
+                  "Empty: every size up to all predictors.", true),
+            choice("criterion", "Choose the size by:", Page::General, { "validation", "cp", "bic", "adjr2" },
+                   "validation: the lowest validation error; cp, bic: the lowest; adjr2: the highest."),
+            choice("validation", "Validation:", Page::Options, { "press", "holdout", "kfold" },
+                   "press: leave-one-out, exact; holdout: a share of the rows held out; kfold: k-fold "
+                   "cross-validation, the search repeated per fold."),
+            Field{ "holdout", "Share held out (holdout):", FieldKind::Number, Page::Options, "0.2", 0.01, 0.99, {},
+                   false, "From 0.01 to 0.99." },
+            whole("folds", "Folds (k-fold):", Page::Options, "10", 2.0, 1000.0, "From 2."),
+            Field{ "intercept", "Fit an intercept", FieldKind::Check, Page::Options, "1", 0.0, 0.0, {}, false,
+                   "Off: every model through 0." },
+            whole("nbest", "Subsets per size:", Page::Options, "1", 1.0, 1000.0,
+                  "How many of the best subsets of each size to report."),
+            seed() } },
+        { "igmm", "Inverse Gaussian mixture", "Inverse Gaussian mixture", "IGMMFIT", "igmm",
+          { range("data", "Data:", "The data sets, one per column: positive numbers. "
+                                   "Empty and text cells are skipped."),
+            whole("k", "Components (k):", Page::General, "2", 1.0, 64.0, "From 1 to 64."),
+            whole("starts", "Random starts:", Page::Options, "10", 1.0, 1000.0,
+                  "Per data set; the highest likelihood is kept."),
+            whole("maxiter", "Maximum iterations:", Page::Options, "100", 1.0, 100000.0,
+                  "The most EM iterations of each start."),
+            seed() } },
+    };
+}
+
+const Field* findField(const Analysis& analysis, const std::string& id)
+{
+    for (const Field& field : analysis.fields)
+        if (field.id == id)
+            return &field;
+    return nullptr;
+}
+
+std::string trimmed(const std::string& text)
+{
+    const auto first = text.find_first_not_of(" \t\r\n");
+    if (first == std::string::npos)
+        return "";
+    return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
+}
+
+std::string fieldName(const Field& field)
+{
+    std::string name = field.label;
+    if (!name.empty() && name.back() == ':')
+        name.pop_back();
+    return name;
+}
+
+// A number as a user types it: '.' or ',' as the point, no other text.
+bool parseNumber(const std::string& text, double& value)
+{
+    std::string copy = trimmed(text);
+    for (char& c : copy)
+        if (c == ',')
+            c = '.';
+    if (copy.empty())
+        return false;
+    char* end = nullptr;
+    value = std::strtod(copy.c_str(), &end);
+    return end != nullptr && *end == '\0' && std::isfinite(value);
+}
+
+double readNumberField(const Field& field, const std::string& text)
+{
+    double value = 0.0;
+    const bool whole_number = field.kind == FieldKind::Whole;
+    if (!parseNumber(text, value) || (whole_number && value != std::floor(value)) || value < field.low
+        || value > field.high)
+    {
+        throw FieldError(field.id, fieldName(field) + ": enter " + (whole_number ? "a whole number" : "a number")
+                                       + " from " + numberText(field.low) + " to " + numberText(field.high) + ".");
+    }
+    return value;
+}
+
+std::string columnLetters(sal_Int32 column)
+{
+    std::string letters;
+    for (sal_Int32 c = column + 1; c > 0; c = (c - 1) / 26)
+        letters.insert(letters.begin(), static_cast<char>('A' + (c - 1) % 26));
+    return letters;
+}
+
+std::string cellText(const Any& cell)
+{
+    OUString text;
+    double number = 0.0;
+    if (cell >>= text)
+        return toUtf8(text);
+    if (cell >>= number)
+        return numberText(number);
+    return "";
+}
+
+Reference<css::beans::XPropertySet> conversion(const Reference<css::sheet::XSpreadsheetDocument>& document,
+                                               const char* service, sal_Int16 active_sheet)
+{
+    const Reference<css::lang::XMultiServiceFactory> factory(document, UNO_QUERY_THROW);
+    Reference<css::beans::XPropertySet> converter(factory->createInstance(OUString::createFromAscii(service)),
+                                                  UNO_QUERY_THROW);
+    converter->setPropertyValue("ReferenceSheet", Any(static_cast<sal_Int32>(active_sheet)));
+    return converter;
+}
+
+css::table::CellRangeAddress parseRange(const Reference<css::sheet::XSpreadsheetDocument>& document,
+                                        sal_Int16 active_sheet, const Field& field, const std::string& text)
+{
+    if (trimmed(text).empty())
+        throw FieldError(field.id, fieldName(field) + ": select the cells of the range.");
+    try
+    {
+        const auto converter = conversion(document, "com.sun.star.table.CellRangeAddressConversion", active_sheet);
+        converter->setPropertyValue("UserInterfaceRepresentation", Any(fromUtf8(trimmed(text))));
+        css::table::CellRangeAddress address;
+        converter->getPropertyValue("Address") >>= address;
+        return address;
+    }
+    catch (const css::uno::Exception&)
+    {
+        throw FieldError(field.id, fieldName(field) + ": \"" + trimmed(text) + "\" is not a cell range.");
+    }
+}
+
+Reference<css::table::XCellRange> rangeOf(const Reference<css::sheet::XSpreadsheetDocument>& document,
+                                          const css::table::CellRangeAddress& address)
+{
+    const Reference<css::container::XIndexAccess> sheets(document->getSheets(), UNO_QUERY_THROW);
+    const Reference<css::table::XCellRange> sheet(sheets->getByIndex(address.Sheet), UNO_QUERY_THROW);
+    return sheet->getCellRangeByPosition(address.StartColumn, address.StartRow, address.EndColumn, address.EndRow);
+}
+
+InputRange readRange(const Reference<css::sheet::XSpreadsheetDocument>& document, sal_Int16 active_sheet,
+                     const Field& field, const std::string& text, bool labels, bool by_rows)
+{
+    InputRange input;
+    input.given = fromUtf8(trimmed(text));
+    input.whole = parseRange(document, active_sheet, field, text);
+    input.data = input.whole;
+    if (labels)
+    {
+        if (by_rows)
+            ++input.data.StartColumn;
+        else
+            ++input.data.StartRow;
+        if (input.data.StartColumn > input.data.EndColumn || input.data.StartRow > input.data.EndRow)
+            throw FieldError(field.id, fieldName(field) + ": the range holds only the labels.");
+    }
+    const Reference<css::table::XCellRange> whole = rangeOf(document, input.whole);
+    const Reference<css::sheet::XCellRangesQuery> query(whole, UNO_QUERY_THROW);
+    const Reference<css::container::XIndexAccess> errors(
+        query->queryFormulaCells(css::sheet::FormulaResult::ERROR), UNO_QUERY);
+    if (errors.is() && errors->getCount() > 0)
+    {
+        const Reference<css::sheet::XSheetCellRangeContainer> ranges(errors, UNO_QUERY);
+        const std::string where = ranges.is() ? toUtf8(ranges->getRangeAddressesAsString()) : std::string();
+        throw FieldError(field.id, fieldName(field) + ": the range holds an error value" +
+                                       (where.empty() ? std::string(".") : " (" + where + ")."));
+    }
+    const Cells all = Reference<css::sheet::XCellRangeData>(whole, UNO_QUERY_THROW)->getDataArray();
+    const sal_Int32 rows = all.getLength();
+    const sal_Int32 columns = rows > 0 ? all[0].getLength() : 0;
+    const sal_Int32 skip_rows = input.data.StartRow - input.whole.StartRow;
+    const sal_Int32 skip_columns = input.data.StartColumn - input.whole.StartColumn;
+    input.cells.realloc(rows - skip_rows);
+    for (sal_Int32 r = skip_rows; r < rows; ++r)
+    {
+        Sequence<Any>& row = input.cells.getArray()[r - skip_rows];
+        row.realloc(columns - skip_columns);
+        for (sal_Int32 c = skip_columns; c < columns; ++c)
+            row.getArray()[c - skip_columns] = all[r][c];
+    }
+    const sal_Int32 groups = by_rows ? rows - skip_rows : columns - skip_columns;
+    for (sal_Int32 g = 0; g < groups; ++g)
+    {
+        std::string label;
+        if (labels)
+            label = trimmed(by_rows ? cellText(all[g + skip_rows][0]) : cellText(all[0][g + skip_columns]));
+        if (label.empty())
+            label = by_rows ? "Row " + std::to_string(input.data.StartRow + g + 1)
+                            : "Column " + columnLetters(input.data.StartColumn + g);
+        input.labels.push_back(label);
+    }
+    input.reference = rangeReference(document, input.data, true);
+    return input;
+}
+
+std::vector<double> readProbabilities(const Field& field, const std::string& text)
+{
+    std::vector<double> values;
+    std::string item;
+    const std::string all = text + ";";
+    for (char c : all)
+    {
+        if (c != ';')
+        {
+            item += c;
+            continue;
+        }
+        if (!trimmed(item).empty())
+        {
+            double value = 0.0;
+            if (!parseNumber(item, value) || value < 0.0 || value > 1.0)
+                throw FieldError(field.id, fieldName(field) + ": \"" + trimmed(item)
+                                               + "\" is not a probability from 0 to 1.");
+            values.push_back(value);
+        }
+        item.clear();
+    }
+    return values;
+}
+
+// k of GMMFIT: a number, a span "1-6" or a list "2; 4; 8" (or with ',').
+std::vector<double> readComponentList(const Field& field, const std::string& text)
+{
+    const std::string error = fieldName(field) + ": enter a number of components, a span such as 1-6 "
+                                                 "or a list such as 2; 4; 8.";
+    std::vector<double> counts;
+    const std::string value = trimmed(text);
+    const auto dash = value.find('-');
+    if (dash != std::string::npos && dash > 0)
+    {
+        double low = 0.0, high = 0.0;
+        if (!parseNumber(value.substr(0, dash), low) || !parseNumber(value.substr(dash + 1), high) || low < 1.0
+            || high < low || high - low > 200.0 || low != std::floor(low) || high != std::floor(high))
+            throw FieldError(field.id, error);
+        for (double k = low; k <= high; k += 1.0)
+            counts.push_back(k);
+        return counts;
+    }
+    std::string item;
+    for (char c : value + ";")
+    {
+        if (c != ';' && c != ',')
+        {
+            item += c;
+            continue;
+        }
+        if (!trimmed(item).empty())
+        {
+            double k = 0.0;
+            if (!parseNumber(item, k) || k < 1.0 || k > 1e9 || k != std::floor(k))
+                throw FieldError(field.id, error);
+            counts.push_back(k);
+        }
+        item.clear();
+    }
+    if (counts.empty() || counts.size() > 200)
+        throw FieldError(field.id, error);
+    return counts;
+}
+
+std::string value(const Request& request, const std::string& id)
+{
+    const auto found = request.values.find(id);
+    return found == request.values.end() ? std::string() : trimmed(found->second);
+}
+
+double number(const Request& request, const std::string& id)
+{
+    double result = 0.0;
+    parseNumber(value(request, id), result);
+    return result;
+}
+
+Any word(const std::string& text)
+{
+    return Any(fromUtf8(text));
+}
+
+OUString wordText(const std::string& text)
+{
+    return "\"" + fromUtf8(text) + "\"";
+}
+
+OUString num(double value)
+{
+    return fromUtf8(numberText(value));
+}
+
+Cells column(const std::vector<double>& values)
+{
+    Cells cells(static_cast<sal_Int32>(values.size()));
+    for (std::size_t i = 0; i < values.size(); ++i)
+        cells.getArray()[i] = sequenceOf<Any>({ Any(values[i]) });
+    return cells;
+}
+
+OUString inlineArray(const std::vector<double>& values)
+{
+    OUString text = "{";
+    for (std::size_t i = 0; i < values.size(); ++i)
+        text += (i > 0 ? OUString(";") : OUString()) + num(values[i]);
+    return text + "}";
+}
+
+// The settings a report lists: each field's label and value.
+std::vector<std::pair<std::string, std::string>> settingsOf(const Request& request)
+{
+    std::vector<std::pair<std::string, std::string>> settings;
+    for (const Field& field : request.analysis->fields)
+    {
+        if (field.kind == FieldKind::Range)
+        {
+            const InputRange& input = request.ranges.at(field.id);
+            settings.emplace_back(fieldName(field), toUtf8(input.given) + "  (" + std::to_string(input.cells.getLength())
+                                                         + " rows of data)");
+            continue;
+        }
+        std::string shown = value(request, field.id);
+        if (field.kind == FieldKind::Check)
+            shown = shown == "1" ? "yes" : "no";
+        if (shown.empty())
+            shown = "(default)";
+        settings.emplace_back(fieldName(field), shown);
+    }
+    settings.emplace_back("First row has labels", request.labels ? "yes" : "no");
+    settings.emplace_back("Results written as", request.live ? "live formulas" : "values");
+    return settings;
+}
+
+// ---- One run per method ------------------------------------------------------
+
+using Functions = Reference<org::statgpu::XStatGpu>;
+
+// The tables of the run, each with its array formula: formula_of(table).
+void collect(Outcome& outcome, const addin::ReportRun& run, const std::function<OUString(const std::string&)>& formula_of,
+             sal_Int32 data_rows)
+{
+    for (const addin::CollectedTable& table : run.tables)
+    {
+        ReportTable written;
+        written.table = table;
+        written.array_formula = "=" + formula_of(table.name);
+        Cells cells;
+        table.cells >>= cells;
+        written.per_row = table.row_labels.empty() && cells.getLength() == data_rows && table.name != "summary"
+                          && table.name != "parameters";
+        outcome.tables.push_back(std::move(written));
+    }
+}
+
+void runOrderStatistics(const Request& request, const Functions& functions, Outcome& outcome)
+{
+    const InputRange& data = request.ranges.at("data");
+    const std::vector<double> quantiles =
+        readProbabilities(*findField(*request.analysis, "quantiles"), value(request, "quantiles"));
+    const sal_Int32 rows = data.cells.getLength();
+    const sal_Int32 columns = rows > 0 ? data.cells[0].getLength() : 0;
+    const sal_Int32 groups = request.by_rows ? rows : columns;
+
+    ReportTable written;
+    addin::CollectedTable& table = written.table;
+    table.name = "statistics";
+    table.title = "Order statistics";
+    table.row_label_header = "statistic";
+    table.row_labels = { "count", "minimum" };
+    for (double p : quantiles)
+        table.row_labels.push_back("quantile " + numberText(p));
+    table.row_labels.insert(table.row_labels.end(), { "median", "maximum" });
+    const std::size_t statistics = table.row_labels.size();
+    Cells cells(static_cast<sal_Int32>(statistics));
+    for (sal_Int32 s = 0; s < cells.getLength(); ++s)
+        cells.getArray()[s].realloc(groups);
+    written.cell_formulas.assign(statistics, std::vector<OUString>(static_cast<std::size_t>(groups)));
+    for (sal_Int32 g = 0; g < groups; ++g)
+    {
+        table.column_headers.push_back(data.labels[static_cast<std::size_t>(g)]);
+        Cells group;
+        if (request.by_rows)
+            group = sequenceOf<Sequence<Any>>({ data.cells[g] });
+        else
+        {
+            group.realloc(rows);
+            for (sal_Int32 r = 0; r < rows; ++r)
+                group.getArray()[r] = sequenceOf<Any>({ data.cells[r][g] });
+        }
+        const OUString& reference = data.group_references[static_cast<std::size_t>(g)];
+        double count = 0.0;
+        for (const auto& row : group)
+            for (const Any& cell : row)
+                if (cell.getValueTypeClass() == css::uno::TypeClass_DOUBLE)
+                    count += 1.0;
+        std::size_t s = 0;
+        auto put = [&](const Any& result, const OUString& formula) {
+            cells.getArray()[static_cast<sal_Int32>(s)].getArray()[g] = result;
+            written.cell_formulas[s][static_cast<std::size_t>(g)] = formula;
+            ++s;
+        };
+        put(Any(count), "=COUNT(" + reference + ")");
+        if (count == 0.0)
+            continue;  // a group without numbers: its statistics stay empty (the functions' #VALUE!)
+        put(Any(functions->gpuSmall(group, 1.0)), "=GPUSMALL(" + reference + ";1)");
+        for (double p : quantiles)
+        {
+            Cells one;
+            double quantile = 0.0;
+            if (functions->gpuQuantile(group, column({ p })) >>= one)
+                one[0][0] >>= quantile;
+            put(Any(quantile), "=GPUQUANTILE(" + reference + ";" + num(p) + ")");
+        }
+        put(Any(functions->gpuMedian(group, {})), "=GPUMEDIAN(" + reference + ")");
+        put(Any(functions->gpuLarge(group, 1.0)), "=GPULARGE(" + reference + ";1)");
+        if (request.charts && g < 6)
+        {
+            std::vector<double> ps;
+            for (int i = 0; i <= 100; ++i)
+                ps.push_back(i / 100.0);
+            Cells curve;
+            std::vector<double> values;
+            if (functions->gpuQuantile(group, column(ps)) >>= curve)
+                for (const auto& row : curve)
+                {
+                    double v = 0.0;
+                    row[0] >>= v;
+                    values.push_back(v);
+                }
+            outcome.quantile_curves.resize(static_cast<std::size_t>(g) + 1);
+            outcome.quantile_curves[static_cast<std::size_t>(g)] = values;
+        }
+    }
+    table.cells <<= cells;
+    outcome.tables.push_back(std::move(written));
+}
+
+void runKmeans(const Request& request, const Functions& functions, addin::ReportRun& run, Outcome& outcome)
+{
+    const InputRange& data = request.ranges.at("data");
+    const double k = number(request, "k"), restarts = number(request, "restarts"),
+                 iterations = number(request, "maxiter"), seed = number(request, "seed");
+    functions->kmeans(data.cells, k, word("summary"), Any(restarts), Any(iterations), Any(seed));
+    collect(outcome, run, [&](const std::string& table) {
+        return "KMEANS(" + data.reference + ";" + num(k) + ";" + wordText(table) + ";" + num(restarts) + ";"
+               + num(iterations) + ";" + num(seed) + ")";
+    }, data.cells.getLength());
+}
+
+void runGmm(const Request& request, const Functions& functions, addin::ReportRun& run, Outcome& outcome)
+{
+    const InputRange& data = request.ranges.at("data");
+    const std::vector<double> counts = readComponentList(*findField(*request.analysis, "k"), value(request, "k"));
+    const std::string covariance = value(request, "covariance");
+    const double restarts = number(request, "restarts"), iterations = number(request, "maxiter"),
+                 seed = number(request, "seed");
+    functions->gmmFit(data.cells, column(counts), word(covariance), word("summary"), Any(restarts),
+                      Any(iterations), Any(seed));
+    const OUString k = counts.size() == 1 ? num(counts[0]) : inlineArray(counts);
+    collect(outcome, run, [&](const std::string& table) {
+        return "GMMFIT(" + data.reference + ";" + k + ";" + wordText(covariance) + ";" + wordText(table) + ";"
+               + num(restarts) + ";" + num(iterations) + ";" + num(seed) + ")";
+    }, data.cells.getLength());
+}
+
+void runLts(const Request& request, const Functions& functions, addin::ReportRun& run, Outcome& outcome)
+{
+    const InputRange& y = request.ranges.at("y");
+    const InputRange& x = request.ranges.at("x");
+    const double alpha = number(request, "alpha"), seed = number(request, "seed");
+    const bool intercept = value(request, "intercept") == "1";
+    functions->ltsFit(y.cells, x.cells, Any(alpha), word("summary"), Any(intercept), Any(seed));
+    collect(outcome, run, [&](const std::string& table) {
+        return "LTSFIT(" + y.reference + ";" + x.reference + ";" + num(alpha) + ";" + wordText(table) + ";"
+               + OUString(intercept ? "1" : "0") + ";" + num(seed) + ")";
+    }, y.cells.getLength());
+}
+
+void runBestSubset(const Request& request, const Functions& functions, addin::ReportRun& run, Outcome& outcome)
+{
+    const InputRange& y = request.ranges.at("y");
+    const InputRange& x = request.ranges.at("x");
+    const double predictors = x.cells.getLength() > 0 ? x.cells[0].getLength() : 0;
+    const double max_size = value(request, "maxsize").empty() ? predictors : number(request, "maxsize");
+    const bool intercept = value(request, "intercept") == "1";
+    std::string validation = value(request, "validation");
+    if (validation == "holdout")
+        validation += " " + numberText(number(request, "holdout"));
+    else if (validation == "kfold")
+        validation += " " + numberText(number(request, "folds"));
+    const std::string criterion = value(request, "criterion");
+    const double nbest = number(request, "nbest"), seed = number(request, "seed");
+    functions->bestSubset(y.cells, x.cells, Any(max_size), word("summary"), Any(intercept), word(validation),
+                          word(criterion), Any(nbest), Any(seed));
+    collect(outcome, run, [&](const std::string& table) {
+        return "BESTSUBSET(" + y.reference + ";" + x.reference + ";" + num(max_size) + ";" + wordText(table) + ";"
+               + OUString(intercept ? "1" : "0") + ";" + wordText(validation) + ";" + wordText(criterion) + ";"
+               + num(nbest) + ";" + num(seed) + ")";
+    }, y.cells.getLength());
+}
+
+void runIgmm(const Request& request, const Functions& functions, addin::ReportRun& run, Outcome& outcome)
+{
+    const InputRange& data = request.ranges.at("data");
+    const double k = number(request, "k"), starts = number(request, "starts"),
+                 iterations = number(request, "maxiter"), seed = number(request, "seed");
+    functions->igmmFit(data.cells, k, word("summary"), Any(starts), Any(iterations), Any(seed));
+    collect(outcome, run, [&](const std::string& table) {
+        return "IGMMFIT(" + data.reference + ";" + num(k) + ";" + wordText(table) + ";" + num(starts) + ";"
+               + num(iterations) + ";" + num(seed) + ")";
+    }, -1);
+}
+} // namespace
+
+// ---- The table ------------------------------------------------------------------
+
+const std::vector<Analysis>& analyses()
+{
+    static const std::vector<Analysis> all = makeAnalyses();
+    return all;
+}
+
+const Analysis* findAnalysis(const std::string& command)
+{
+    for (const Analysis& analysis : analyses())
+        if (analysis.command == command)
+            return &analysis;
+    return nullptr;
+}
+
+std::vector<std::string> tableNames(const Analysis& analysis)
+{
+    if (analysis.method.empty())
+        return { "statistics" };
+    std::vector<std::string> names;
+    for (const char* const* name = statgpu_method_table_names(analysis.method.c_str()); name && *name; ++name)
+        names.emplace_back(*name);
+    return names;
+}
+
+std::string tableTitle(const Analysis& analysis, const std::string& table)
+{
+    if (analysis.method.empty())
+        return "Order statistics";
+    const char* title = statgpu_method_table_title(analysis.method.c_str(), table.c_str());
+    return title != nullptr ? title : table;
+}
+
+// ---- Reading a dialog --------------------------------------------------------------
+
+Request readRequest(const Analysis& analysis, const Values& values,
+                    const Reference<css::sheet::XSpreadsheetDocument>& document, sal_Int16 active_sheet)
+{
+    Request request;
+    request.analysis = &analysis;
+    request.values = values;
+    const auto get = [&](const std::string& id) {
+        const auto found = values.find(id);
+        return found == values.end() ? std::string() : trimmed(found->second);
+    };
+    request.labels = get("labels") == "1";
+    request.by_rows = get("grouped") == "rows";
+    request.live = get("write") == "formulas";
+    request.charts = get("charts") != "0";
+    for (const Field& field : analysis.fields)
+    {
+        const std::string text = get(field.id);
+        switch (field.kind)
+        {
+            case FieldKind::Range:
+                request.ranges[field.id] = readRange(document, active_sheet, field, text, request.labels,
+                                                     request.by_rows);
+                break;
+            case FieldKind::Whole:
+            case FieldKind::Number:
+                if (!(field.may_be_empty && text.empty()))
+                    request.values[field.id] = numberText(readNumberField(field, text));
+                break;
+            case FieldKind::Choice:
+            {
+                bool known = false;
+                for (const std::string& choice : field.choices)
+                    known = known || choice == text;
+                if (!known)
+                    throw FieldError(field.id, fieldName(field) + ": choose one of the list.");
+                break;
+            }
+            case FieldKind::Text:
+                if (field.id == "quantiles")
+                    readProbabilities(field, text);
+                else if (field.id == "k")
+                    readComponentList(field, text);
+                break;
+            case FieldKind::Check:
+                request.values[field.id] = text == "1" ? "1" : "0";
+                break;
+        }
+    }
+    // Ranges that must agree.
+    if (request.ranges.count("y") != 0)
+    {
+        const InputRange& y = request.ranges.at("y");
+        const InputRange& x = request.ranges.at("x");
+        if (y.whole.EndColumn != y.whole.StartColumn)
+            throw FieldError("y", "Y (response): select one column.");
+        if (x.whole.EndRow - x.whole.StartRow != y.whole.EndRow - y.whole.StartRow)
+            throw FieldError("x", "X (predictors): select as many rows as Y has.");
+    }
+    if (analysis.command == "median")
+    {
+        InputRange& data = request.ranges.at("data");
+        const sal_Int32 groups = request.by_rows ? data.data.EndRow - data.data.StartRow + 1
+                                                 : data.data.EndColumn - data.data.StartColumn + 1;
+        if (groups > 1000)
+            throw FieldError("data", "Data: at most 1000 groups (columns or rows).");
+        for (sal_Int32 g = 0; g < groups; ++g)
+        {
+            css::table::CellRangeAddress group = data.data;
+            if (request.by_rows)
+                group.StartRow = group.EndRow = data.data.StartRow + g;
+            else
+                group.StartColumn = group.EndColumn = data.data.StartColumn + g;
+            data.group_references.push_back(rangeReference(document, group, true));
+        }
+    }
+    for (const std::string& table : tableNames(analysis))
+        if (get("output_" + table) != "0")
+            request.outputs.push_back(table);
+    if (request.outputs.empty())
+        throw FieldError("output_" + tableNames(analysis).front(), "Outputs: choose at least one table to write.");
+    const std::string target = get("target");
+    request.target = target == "cell" ? Target::Cell : target == "document" ? Target::NewDocument : Target::NewSheet;
+    if (request.target == Target::Cell)
+    {
+        const Field cell_field{ "target_cell", "Results to cell", FieldKind::Range, Page::Outputs, "", 0, 0, {}, false, "" };
+        const css::table::CellRangeAddress cell = parseRange(document, active_sheet, cell_field, get("target_cell"));
+        request.target_cell = css::table::CellAddress(cell.Sheet, cell.StartColumn, cell.StartRow);
+    }
+    return request;
+}
+
+// ---- Running -------------------------------------------------------------------------
+
+Outcome runAnalysis(const Request& request, const Functions& functions, const std::function<bool(double)>& progress)
+{
+    Outcome outcome;
+    outcome.settings = settingsOf(request);
+    addin::ReportRun run;
+    run.progress = progress;
+    const std::string& command = request.analysis->command;
+    if (request.ranges.count("x") != 0 && request.labels)
+        run.variable_names = request.ranges.at("x").labels;
+    else if (request.ranges.count("data") != 0 && request.labels)
+        run.variable_names = request.ranges.at("data").labels;
+    const auto start = std::chrono::steady_clock::now();
+    {
+        addin::ReportRunScope scope(run);
+        if (command == "median")
+            runOrderStatistics(request, functions, outcome);
+        else if (command == "kmeans")
+            runKmeans(request, functions, run, outcome);
+        else if (command == "gmm")
+            runGmm(request, functions, run, outcome);
+        else if (command == "lts")
+            runLts(request, functions, run, outcome);
+        else if (command == "bestsubset")
+            runBestSubset(request, functions, run, outcome);
+        else if (command == "igmm")
+            runIgmm(request, functions, run, outcome);
+    }
+    outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    outcome.backend = toUtf8(functions->gpuInfo());
+    return outcome;
+}
+
+OUString rangeReference(const Reference<css::sheet::XSpreadsheetDocument>& document,
+                        const css::table::CellRangeAddress& address, bool persistent)
+{
+    const auto converter = conversion(document, "com.sun.star.table.CellRangeAddressConversion", address.Sheet);
+    converter->setPropertyValue("Address", Any(address));
+    OUString text;
+    converter->getPropertyValue(persistent ? OUString("PersistentRepresentation") : OUString("UserInterfaceRepresentation")) >>= text;
+    return text;
+}
+
+// ---- Text ------------------------------------------------------------------------------
+
+std::string toUtf8(const OUString& text)
+{
+    const rtl::OString bytes = rtl::OUStringToOString(text, RTL_TEXTENCODING_UTF8);
+    return std::string(bytes.getStr(), static_cast<std::size_t>(bytes.getLength()));
+}
+
+OUString fromUtf8(const std::string& text)
+{
+    return OUString(text.data(), static_cast<sal_Int32>(text.size()), RTL_TEXTENCODING_UTF8);
+}
+
+std::string numberText(double value)
+{
+    char text[32];
+    if (value == std::floor(value) && std::fabs(value) < 1e15)
+    {
+        std::snprintf(text, sizeof text, "%.0f", value);
+        return text;
+    }
+    for (int digits = 1; digits <= 17; ++digits)
+    {
+        std::snprintf(text, sizeof text, "%.*g", digits, value);
+        if (std::strtod(text, nullptr) == value)
+            break;
+    }
+    return text;
+}
+} // namespace statgpu::dialogs

@@ -1,0 +1,330 @@
+// report.cxx: writing an analysis's report (see report.hxx).
+#include "report.hxx"
+
+#include <statgpu.h>
+
+#include <com/sun/star/awt/FontWeight.hpp>
+#include <com/sun/star/awt/Point.hpp>
+#include <com/sun/star/beans/PropertyValue.hpp>
+#include <com/sun/star/beans/XPropertySet.hpp>
+#include <com/sun/star/container/XIndexAccess.hpp>
+#include <com/sun/star/container/XNamed.hpp>
+#include <com/sun/star/document/XUndoManager.hpp>
+#include <com/sun/star/document/XUndoManagerSupplier.hpp>
+#include <com/sun/star/frame/Desktop.hpp>
+#include <com/sun/star/frame/XComponentLoader.hpp>
+#include <com/sun/star/frame/XController.hpp>
+#include <com/sun/star/frame/XModel.hpp>
+#include <com/sun/star/lang/XMultiServiceFactory.hpp>
+#include <com/sun/star/sheet/XArrayFormulaRange.hpp>
+#include <com/sun/star/sheet/XCellRangeAddressable.hpp>
+#include <com/sun/star/sheet/XCellRangeData.hpp>
+#include <com/sun/star/sheet/XSpreadsheetDocument.hpp>
+#include <com/sun/star/sheet/XSpreadsheetView.hpp>
+#include <com/sun/star/sheet/XSpreadsheets.hpp>
+#include <com/sun/star/table/XCell.hpp>
+#include <com/sun/star/table/XCellRange.hpp>
+#include <com/sun/star/table/XColumnRowRange.hpp>
+#include <com/sun/star/table/XTableColumns.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+
+namespace statgpu::dialogs
+{
+using css::uno::Any;
+using css::uno::Reference;
+using css::uno::Sequence;
+using css::uno::UNO_QUERY;
+using css::uno::UNO_QUERY_THROW;
+
+namespace
+{
+// Where the report goes and how far it has come.
+class SheetWriter
+{
+public:
+    SheetWriter(Reference<css::sheet::XSpreadsheet> sheet, sal_Int32 column, sal_Int32 row)
+        : sheet_(std::move(sheet))
+        , left_(column)
+        , row_(row)
+    {
+    }
+
+    sal_Int32 row() const { return row_; }
+    sal_Int32 left() const { return left_; }
+    sal_Int32 widest() const { return widest_; }
+    const Reference<css::sheet::XSpreadsheet>& sheet() const { return sheet_; }
+
+    Reference<css::table::XCellRange> range(sal_Int32 column, sal_Int32 row, sal_Int32 columns, sal_Int32 rows) const
+    {
+        return sheet_->getCellRangeByPosition(column, row, column + columns - 1, row + rows - 1);
+    }
+
+    // A row of texts and numbers at the report's left edge, and on to the next row.
+    void line(const std::vector<Any>& cells, bool bold = false, float height = 0.0f)
+    {
+        if (!cells.empty())
+        {
+            const auto target = range(left_, row_, static_cast<sal_Int32>(cells.size()), 1);
+            Reference<css::sheet::XCellRangeData>(target, UNO_QUERY_THROW)
+                ->setDataArray(sequenceOf<Sequence<Any>>({ Sequence<Any>(cells.data(), static_cast<sal_Int32>(cells.size())) }));
+            if (bold)
+                Reference<css::beans::XPropertySet>(target, UNO_QUERY_THROW)
+                    ->setPropertyValue("CharWeight", Any(css::awt::FontWeight::BOLD));
+            if (height > 0.0f)
+                Reference<css::beans::XPropertySet>(target, UNO_QUERY_THROW)->setPropertyValue("CharHeight", Any(height));
+            widest_ = std::max(widest_, static_cast<sal_Int32>(cells.size()));
+        }
+        ++row_;
+    }
+
+    void skip(sal_Int32 rows = 1) { row_ += rows; }
+
+    // A block of cells at (column offset, the current row), without moving on.
+    void block(sal_Int32 column_offset, const Sequence<Sequence<Any>>& cells)
+    {
+        if (cells.getLength() == 0 || cells[0].getLength() == 0)
+            return;
+        const auto target = range(left_ + column_offset, row_, cells[0].getLength(), cells.getLength());
+        Reference<css::sheet::XCellRangeData>(target, UNO_QUERY_THROW)->setDataArray(cells);
+        widest_ = std::max(widest_, column_offset + cells[0].getLength());
+    }
+
+private:
+    Reference<css::sheet::XSpreadsheet> sheet_;
+    sal_Int32 left_;
+    sal_Int32 row_;
+    sal_Int32 widest_ = 0;
+};
+
+Any text(const std::string& value)
+{
+    return Any(fromUtf8(value));
+}
+
+std::string today()
+{
+    const std::time_t now = std::time(nullptr);
+    std::tm local{};
+    localtime_r(&now, &local);
+    char text[64];
+    std::strftime(text, sizeof text, "%Y-%m-%d %H:%M", &local);
+    return text;
+}
+
+OUString uniqueSheetName(const Reference<css::sheet::XSpreadsheets>& sheets, const std::string& base)
+{
+    OUString name = fromUtf8(base);
+    for (int n = 2; sheets->hasByName(name); ++n)
+        name = fromUtf8(base + " " + std::to_string(n));
+    return name;
+}
+
+// The first data row of the table's rows on the sheet (per-row tables).
+sal_Int32 firstDataRow(const Request& request)
+{
+    for (const char* id : { "data", "y" })
+        if (const auto found = request.ranges.find(id); found != request.ranges.end())
+            return found->second.data.StartRow;
+    return 0;
+}
+
+void writeTable(SheetWriter& writer, const Request& request, const ReportTable& written)
+{
+    const addin::CollectedTable& table = written.table;
+    Sequence<Sequence<Any>> cells;
+    table.cells >>= cells;
+    const sal_Int32 rows = cells.getLength();
+    writer.line({ text(table.title) }, true);
+    std::vector<Any> header{ text(!table.row_label_header.empty() ? table.row_label_header
+                                  : written.per_row                ? "sheet row"
+                                                                   : "row") };
+    for (const std::string& column : table.column_headers)
+        header.push_back(text(column));
+    writer.line(header, true);
+    Sequence<Sequence<Any>> labels(rows);
+    const sal_Int32 first_row = firstDataRow(request);
+    for (sal_Int32 r = 0; r < rows; ++r)
+    {
+        const std::size_t index = static_cast<std::size_t>(r);
+        labels.getArray()[r] = sequenceOf<Any>({ index < table.row_labels.size() ? text(table.row_labels[index])
+                                                 : written.per_row ? Any(static_cast<double>(first_row + r + 1))
+                                                                   : Any(static_cast<double>(r + 1)) });
+    }
+    writer.block(0, labels);
+    if (request.live && !written.array_formula.isEmpty() && rows > 0)
+    {
+        const auto target = writer.range(writer.left() + 1, writer.row(), cells[0].getLength(), rows);
+        Reference<css::sheet::XArrayFormulaRange>(target, UNO_QUERY_THROW)->setArrayFormula(written.array_formula);
+    }
+    else if (request.live && !written.cell_formulas.empty())
+    {
+        for (sal_Int32 r = 0; r < rows; ++r)
+            for (sal_Int32 c = 0; c < cells[r].getLength(); ++c)
+            {
+                const OUString& formula = written.cell_formulas[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)];
+                const auto cell = writer.sheet()->getCellByPosition(writer.left() + 1 + c, writer.row() + r);
+                if (!formula.isEmpty())
+                    cell->setFormula(formula);
+            }
+    }
+    else
+        writer.block(1, cells);
+    writer.skip(rows + 1);
+}
+
+void fitWidths(const SheetWriter& writer)
+{
+    const Reference<css::table::XColumnRowRange> columns(
+        writer.range(writer.left(), 0, std::max<sal_Int32>(1, writer.widest()), 1), UNO_QUERY_THROW);
+    const Reference<css::container::XIndexAccess> all(columns->getColumns(), UNO_QUERY_THROW);
+    for (sal_Int32 c = 0; c < all->getCount(); ++c)
+        Reference<css::beans::XPropertySet>(all->getByIndex(c), UNO_QUERY_THROW)
+            ->setPropertyValue("OptimalWidth", Any(true));
+}
+
+// Every plot's data block below the tables, then its chart beside them.
+void writeCharts(const Reference<css::uno::XComponentContext>& context,
+                 const Reference<css::sheet::XSpreadsheetDocument>& document, SheetWriter& writer,
+                 const std::vector<Plot>& plots, sal_Int32 top_row)
+{
+    if (plots.empty())
+        return;
+    // Charts go right of the tables, from the report's top.
+    const sal_Int32 chart_column = writer.left() + writer.widest() + 1;
+    const Reference<css::beans::XPropertySet> anchor(writer.sheet()->getCellByPosition(chart_column, top_row),
+                                                     UNO_QUERY_THROW);
+    css::awt::Point origin;
+    anchor->getPropertyValue("Position") >>= origin;
+    writer.skip();
+    writer.line({ text("Chart data") }, true);
+    const sal_Int32 sheet_index = Reference<css::sheet::XCellRangeAddressable>(writer.sheet(), UNO_QUERY_THROW)
+                                      ->getRangeAddress()
+                                      .Sheet;
+    for (std::size_t p = 0; p < plots.size(); ++p)
+    {
+        const Plot& plot = plots[p];
+        writer.line({ text(plot.title) }, true);
+        std::size_t rows = 0;
+        for (const auto& column : plot.columns)
+            rows = std::max(rows, column.size());
+        Sequence<Sequence<Any>> cells(static_cast<sal_Int32>(rows + 1));
+        for (sal_Int32 r = 0; r <= static_cast<sal_Int32>(rows); ++r)
+        {
+            Sequence<Any>& row = cells.getArray()[r];
+            row.realloc(static_cast<sal_Int32>(plot.columns.size()));
+            for (std::size_t c = 0; c < plot.columns.size(); ++c)
+            {
+                if (r == 0)
+                    row.getArray()[c] = text(plot.headers[c]);
+                else if (static_cast<std::size_t>(r - 1) < plot.columns[c].size()
+                         && std::isfinite(plot.columns[c][static_cast<std::size_t>(r - 1)]))
+                    row.getArray()[c] <<= plot.columns[c][static_cast<std::size_t>(r - 1)];
+                else
+                    row.getArray()[c] <<= OUString();
+            }
+        }
+        writer.block(0, cells);
+        Reference<css::beans::XPropertySet>(writer.range(writer.left(), writer.row(), static_cast<sal_Int32>(plot.columns.size()), 1),
+                                            UNO_QUERY_THROW)
+            ->setPropertyValue("CharWeight", Any(css::awt::FontWeight::BOLD));
+        const css::table::CellRangeAddress block(static_cast<sal_Int16>(sheet_index), writer.left(), writer.row(),
+                                                 writer.left() + static_cast<sal_Int32>(plot.columns.size()) - 1,
+                                                 writer.row() + static_cast<sal_Int32>(rows));
+        const css::awt::Rectangle rectangle(origin.X, origin.Y + static_cast<sal_Int32>(p) * 10500, 16000, 10000);
+        addChart(context, writer.sheet(), rangeReference(document, block, true), "statgpu chart " + std::to_string(p + 1),
+                 rectangle, plot, block);
+        writer.skip(static_cast<sal_Int32>(rows) + 2);
+    }
+}
+} // namespace
+
+OUString writeReport(const Reference<css::uno::XComponentContext>& context, const Reference<css::frame::XFrame>& frame,
+                     const Request& request, const Outcome& outcome)
+{
+    Reference<css::sheet::XSpreadsheetDocument> document(frame->getController()->getModel(), UNO_QUERY_THROW);
+    const Reference<css::sheet::XSpreadsheetView> view(frame->getController(), UNO_QUERY_THROW);
+    Reference<css::sheet::XSpreadsheetView> target_view = view;
+    Reference<css::sheet::XSpreadsheet> sheet;
+    sal_Int32 column = 0, row = 0;
+    OUString where;
+    const Analysis& analysis = *request.analysis;
+    if (request.target == Target::NewDocument)
+    {
+        const Reference<css::frame::XComponentLoader> loader(css::frame::Desktop::create(context), UNO_QUERY_THROW);
+        document.set(loader->loadComponentFromURL("private:factory/scalc", "_blank", 0, {}), UNO_QUERY_THROW);
+        const Reference<css::container::XIndexAccess> sheets(document->getSheets(), UNO_QUERY_THROW);
+        sheet.set(sheets->getByIndex(0), UNO_QUERY_THROW);
+        Reference<css::container::XNamed>(sheet, UNO_QUERY_THROW)->setName(fromUtf8(analysis.sheet_name));
+        target_view.set(Reference<css::frame::XModel>(document, UNO_QUERY_THROW)->getCurrentController(), UNO_QUERY);
+        where = "a new document";
+    }
+    const Reference<css::document::XUndoManager> undo =
+        Reference<css::document::XUndoManagerSupplier>(document, UNO_QUERY_THROW)->getUndoManager();
+    undo->enterUndoContext(fromUtf8("statgpu: " + analysis.title + " report"));
+    try
+    {
+        if (request.target == Target::NewSheet)
+        {
+            const Reference<css::sheet::XSpreadsheets> sheets = document->getSheets();
+            const sal_Int16 active = Reference<css::sheet::XCellRangeAddressable>(view->getActiveSheet(), UNO_QUERY_THROW)
+                                         ->getRangeAddress()
+                                         .Sheet;
+            const OUString name = uniqueSheetName(sheets, analysis.sheet_name);
+            sheets->insertNewByName(name, static_cast<sal_Int16>(active + 1));
+            sheet.set(sheets->getByName(name), UNO_QUERY_THROW);
+            where = "sheet '" + name + "'";
+        }
+        else if (request.target == Target::Cell)
+        {
+            const Reference<css::container::XIndexAccess> sheets(document->getSheets(), UNO_QUERY_THROW);
+            sheet.set(sheets->getByIndex(request.target_cell.Sheet), UNO_QUERY_THROW);
+            column = request.target_cell.Column;
+            row = request.target_cell.Row;
+            where = "the cell " + rangeReference(document, css::table::CellRangeAddress(request.target_cell.Sheet, column, row, column, row),
+                                            false);
+        }
+
+        SheetWriter writer(sheet, column, row);
+        writer.line({ text(analysis.title) }, true, 14.0f);
+        writer.line({ text(std::string("statgpu ") + statgpu_version_string() + " report, " + today()) });
+        writer.skip();
+        writer.line({ text("Inputs and options") }, true);
+        for (const auto& [name, shown] : outcome.settings)
+            writer.line({ text(name), text(shown) });
+        writer.line({ text("Backend"), text(outcome.backend) });
+        writer.line({ text("Time (s)"), Any(outcome.seconds) });
+        writer.line({ text("Computed by"), text(analysis.function + (analysis.method.empty() ? "" : "(..., Output)")
+                                                + " on the same data gives the same tables") });
+        writer.skip();
+        const sal_Int32 top_row = row;
+        for (const std::string& name : request.outputs)
+            for (const ReportTable& written : outcome.tables)
+                if (written.table.name == name)
+                    writeTable(writer, request, written);
+        fitWidths(writer);
+        if (request.charts)
+            writeCharts(context, document, writer, plotsOf(request, outcome), top_row);
+        if (target_view.is() && request.target != Target::Cell)
+            target_view->setActiveSheet(sheet);
+        undo->leaveUndoContext();
+    }
+    catch (...)
+    {
+        // Nothing half-written stays: the context so far is undone.
+        undo->leaveUndoContext();
+        try
+        {
+            if (undo->isUndoPossible())
+                undo->undo();
+        }
+        catch (...)
+        {
+        }
+        throw;
+    }
+    return where;
+}
+} // namespace statgpu::dialogs
