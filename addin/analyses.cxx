@@ -7,6 +7,7 @@
 
 #include <com/sun/star/beans/XPropertySet.hpp>
 #include <com/sun/star/container/XIndexAccess.hpp>
+#include <com/sun/star/container/XNamed.hpp>
 #include <com/sun/star/lang/IllegalArgumentException.hpp>
 #include <com/sun/star/lang/XMultiServiceFactory.hpp>
 #include <com/sun/star/sheet/FormulaResult.hpp>
@@ -21,6 +22,7 @@
 #include <rtl/math.hxx>
 
 #include <chrono>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -219,7 +221,15 @@ css::table::CellRangeAddress parseRange(const Reference<css::sheet::XSpreadsheet
     try
     {
         const auto converter = conversion(document, "com.sun.star.table.CellRangeAddressConversion", active_sheet);
-        converter->setPropertyValue("UserInterfaceRepresentation", Any(fromUtf8(trimmed(text))));
+        // As the user's reference syntax writes it, or as Calc's own ($Sheet1.$A$1:$B$9).
+        try
+        {
+            converter->setPropertyValue("UserInterfaceRepresentation", Any(fromUtf8(trimmed(text))));
+        }
+        catch (const css::uno::Exception&)
+        {
+            converter->setPropertyValue("PersistentRepresentation", Any(fromUtf8(trimmed(text))));
+        }
         css::table::CellRangeAddress address;
         converter->getPropertyValue("Address") >>= address;
         return address;
@@ -290,6 +300,9 @@ InputRange readRange(const Reference<css::sheet::XSpreadsheetDocument>& document
         input.labels.push_back(label);
     }
     input.reference = rangeReference(document, input.data, true);
+    input.whole_reference = rangeReference(document, input.whole, true);
+    if (labels && !by_rows && rows > 0)
+        input.label_cells = all[0];
     return input;
 }
 
@@ -501,10 +514,9 @@ void runOrderStatistics(const Request& request, const Functions& functions, Outc
         put(Any(functions->gpuSmall(group, 1.0)), "=GPUSMALL(" + reference + ";1)");
         for (double p : quantiles)
         {
-            Cells one;
+            // One p gives a number, as PERCENTILE.INC does; a range an array.
             double quantile = 0.0;
-            if (functions->gpuQuantile(group, column({ p })) >>= one)
-                one[0][0] >>= quantile;
+            functions->gpuQuantile(group, column({ p })) >>= quantile;
             put(Any(quantile), "=GPUQUANTILE(" + reference + ";" + num(p) + ")");
         }
         put(Any(functions->gpuMedian(group, {})), "=GPUMEDIAN(" + reference + ")");
@@ -514,15 +526,11 @@ void runOrderStatistics(const Request& request, const Functions& functions, Outc
             std::vector<double> ps;
             for (int i = 0; i <= 100; ++i)
                 ps.push_back(i / 100.0);
-            Cells curve;
+            Sequence<Sequence<double>> curve;  // GPUQUANTILE's array, in p's shape
             std::vector<double> values;
             if (functions->gpuQuantile(group, column(ps)) >>= curve)
                 for (const auto& row : curve)
-                {
-                    double v = 0.0;
-                    row[0] >>= v;
-                    values.push_back(v);
-                }
+                    values.push_back(row[0]);
             outcome.quantile_curves.resize(static_cast<std::size_t>(g) + 1);
             outcome.quantile_curves[static_cast<std::size_t>(g)] = values;
         }
@@ -572,10 +580,27 @@ void runLts(const Request& request, const Functions& functions, addin::ReportRun
     }, y.cells.getLength());
 }
 
+// input with its label row put back (the cells and the reference).
+InputRange withLabels(const InputRange& input)
+{
+    InputRange whole = input;
+    whole.cells.realloc(input.cells.getLength() + 1);
+    for (sal_Int32 r = input.cells.getLength(); r > 0; --r)
+        whole.cells.getArray()[r] = input.cells[r - 1];
+    whole.cells.getArray()[0] = input.label_cells;
+    whole.reference = input.whole_reference;
+    return whole;
+}
+
 void runBestSubset(const Request& request, const Functions& functions, addin::ReportRun& run, Outcome& outcome)
 {
-    const InputRange& y = request.ranges.at("y");
-    const InputRange& x = request.ranges.at("x");
+    // With labels, Y and X as given, the first row included: BESTSUBSET names
+    // the predictors from X's first row of text itself, so the report's
+    // values and its live formulas name them alike.
+    const InputRange& y_data = request.ranges.at("y");
+    const InputRange& x_data = request.ranges.at("x");
+    const InputRange y = request.labels ? withLabels(y_data) : y_data;
+    const InputRange x = request.labels ? withLabels(x_data) : x_data;
     const double predictors = x.cells.getLength() > 0 ? x.cells[0].getLength() : 0;
     const double max_size = value(request, "maxsize").empty() ? predictors : number(request, "maxsize");
     const bool intercept = value(request, "intercept") == "1";
@@ -772,11 +797,34 @@ Outcome runAnalysis(const Request& request, const Functions& functions, const st
 OUString rangeReference(const Reference<css::sheet::XSpreadsheetDocument>& document,
                         const css::table::CellRangeAddress& address, bool persistent)
 {
-    const auto converter = conversion(document, "com.sun.star.table.CellRangeAddressConversion", address.Sheet);
-    converter->setPropertyValue("Address", Any(address));
-    OUString text;
-    converter->getPropertyValue(persistent ? OUString("PersistentRepresentation") : OUString("UserInterfaceRepresentation")) >>= text;
-    return text;
+    if (!persistent)
+    {
+        const auto converter = conversion(document, "com.sun.star.table.CellRangeAddressConversion", address.Sheet);
+        converter->setPropertyValue("Address", Any(address));
+        OUString text;
+        converter->getPropertyValue("UserInterfaceRepresentation") >>= text;
+        return text;
+    }
+    // Absolute, with the sheet, in Calc's own syntax: $'My data'.$A$2:$B$10.
+    const Reference<css::container::XIndexAccess> sheets(document->getSheets(), UNO_QUERY_THROW);
+    const std::string name =
+        toUtf8(Reference<css::container::XNamed>(sheets->getByIndex(address.Sheet), UNO_QUERY_THROW)->getName());
+    bool plain = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
+    for (char c : name)
+        plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+    std::string sheet = "$" + name;
+    if (!plain)
+    {
+        sheet = "$'";
+        for (char c : name)
+            sheet += c == '\'' ? std::string("''") : std::string(1, c);
+        sheet += "'";
+    }
+    const auto cell = [](sal_Int32 column, sal_Int32 row) {
+        return "$" + columnLetters(column) + "$" + std::to_string(row + 1);
+    };
+    return fromUtf8(sheet + "." + cell(address.StartColumn, address.StartRow) + ":"
+                    + cell(address.EndColumn, address.EndRow));
 }
 
 // ---- Text ------------------------------------------------------------------------------

@@ -108,6 +108,8 @@ struct InputRange
     css::table::CellRangeAddress data;   // without the labels
     OUString given;                      // as the user wrote it
     OUString reference;                  // the data, absolute, as a formula refers to it
+    OUString whole_reference;            // the range as given, absolute
+    css::uno::Sequence<css::uno::Any> label_cells;  // the label row's cells (labels in the first row)
     std::vector<std::string> labels;     // a name per column (per row when grouped by rows)
     std::vector<OUString> group_references;  // order statistics: each group's reference
     Cells cells;                         // the data's cells, as Calc hands them to a function

@@ -390,11 +390,11 @@ void AnalysisDialog::fillFromSelection()
         css::table::CellRangeAddress y = address, x = address;
         y.EndColumn = y.StartColumn;
         x.StartColumn = y.StartColumn + 1;
-        setText("y", rangeReference(document, y, false));
-        setText("x", rangeReference(document, x, false));
+        setText("y", rangeReference(document, y, true));
+        setText("x", rangeReference(document, x, true));
     }
     else if (model("data").is())
-        setText("data", rangeReference(document, address, false));
+        setText("data", rangeReference(document, address, true));
 }
 
 void AnalysisDialog::showPage(sal_Int32 page)

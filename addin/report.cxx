@@ -234,7 +234,9 @@ void writeCharts(const Reference<css::uno::XComponentContext>& context,
                                                  writer.left() + static_cast<sal_Int32>(plot.columns.size()) - 1,
                                                  writer.row() + static_cast<sal_Int32>(rows));
         const css::awt::Rectangle rectangle(origin.X, origin.Y + static_cast<sal_Int32>(p) * 10500, 16000, 10000);
-        addChart(context, writer.sheet(), rangeReference(document, block, true), "statgpu chart " + std::to_string(p + 1),
+        // Chart names are the document's, not the sheet's: the sheet's name makes them unique.
+        const std::string sheet_name = toUtf8(Reference<css::container::XNamed>(writer.sheet(), UNO_QUERY_THROW)->getName());
+        addChart(context, writer.sheet(), rangeReference(document, block, true), sheet_name + " chart " + std::to_string(p + 1),
                  rectangle, plot, block);
         writer.skip(static_cast<sal_Int32>(rows) + 2);
     }

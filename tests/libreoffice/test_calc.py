@@ -18,7 +18,10 @@ optimum) and its own cases; calc_igmm.py IGMMFIT on samples/igmm.ods
 (simulated subjects, a histogram with the fitted density) and its own cases;
 calc_bestsubset.py BESTSUBSET against R's leaps::regsubsets and lm on
 samples/bestsubset.ods (the Motor Trend cars, the validation error against
-the size) and its own cases.
+the size) and its own cases. calc_dialogs.py checks the analysis menu: every
+entry dispatched, each dialog filled and run, its report sheet against the
+cell functions (and Calc's built-ins for the order statistics), live
+formulas, results to a cell or a new document, invalid fields, undo and stop.
 
 Prints one line per check and a summary 'N passed, M failed'; exits 1 on a
 failure. The office is ended at the end in every case, and after --timeout
@@ -35,6 +38,7 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import calc_bestsubset  # noqa: E402
+import calc_dialogs  # noqa: E402
 import calc_edge_cases  # noqa: E402
 import calc_gmm  # noqa: E402
 import calc_igmm  # noqa: E402
@@ -333,6 +337,7 @@ def main():
             calc_gmm.check(results, office, args.source_dir)
             calc_igmm.check(results, office, args.source_dir)
             calc_bestsubset.check(results, office, args.source_dir)
+            calc_dialogs.check(results, office, args.source_dir)
     except Exception:  # an office that died or timed out: a failure, then the summary
         traceback.print_exc()
         results.check("the LibreOffice session ran to the end", False)

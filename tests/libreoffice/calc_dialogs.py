@@ -1,0 +1,482 @@
+"""calc_dialogs.py: the LibreOffice checks of the analysis menu, run by
+test_calc.py in its office session (statgpu.oxt installed).
+
+  - the menu: the extension's Addons configuration merges a submenu "GPU
+    Statistics (statgpu)" into Calc's Data > Statistics, for spreadsheets
+    only, with an entry per analysis and About; every entry's URL is
+    dispatched in a Calc window, and none is offered in a Writer window;
+  - each analysis (median and quantiles, k-means, Gaussian mixture, LTS,
+    best subsets, inverse Gaussian mixture): its dialog opened from the
+    menu's URL, filled through the UNO API (the controls are named by field),
+    run by clicking OK (through the button's accessible action, as a click),
+    and the report sheet read back: every table equals the cell function's
+    array formula on the same data (written beside it here, in a sheet of
+    its own; 1e-12 relative, the same engine run twice), the order
+    statistics equal Calc's own COUNT, MIN, PERCENTILE.INC, MEDIAN and MAX,
+    and the report has its chart with the series the method draws;
+  - live formulas: the report's tables are the functions' array formulas;
+  - results to a cell of the sheet, and to a new document;
+  - invalid fields: the message names the field and nothing is written;
+  - undo: one undo removes the whole report;
+  - stop: a long run stopped by org.statgpu.dialog:stop (the dialog's Stop
+    does the same) writes nothing;
+  - the range picker hides the dialog while a range is picked and shows it
+    again when the picking ends;
+  - About: the version and the backend.
+"""
+
+import csv
+import math
+import os
+import random
+import time
+
+PROTOCOL = "org.statgpu.dialog:"
+ANALYSES = ["median", "kmeans", "gmm", "lts", "bestsubset", "igmm"]
+RELATIVE_TOLERANCE = 1e-12
+# The engine's tables of each method, in the order a report writes them.
+TABLES = {
+    "kmeans": ["centroids", "labels", "sizes", "summary"],
+    "gmm": ["summary", "weights", "means", "covariances", "labels", "probabilities", "density", "selection"],
+    "lts": ["coefficients", "weights", "residuals", "summary", "subset"],
+    "bestsubset": ["subsets", "which", "coefficients", "summary"],
+    "igmm": ["parameters", "summary", "labels"],
+}
+SHEET_NAMES = {"median": "Order statistics", "kmeans": "K-means", "gmm": "Gaussian mixture",
+               "lts": "Robust regression", "bestsubset": "Best subsets", "igmm": "Inverse Gaussian mixture"}
+
+
+def url_of(text):
+    from com.sun.star.util import URL
+    url = URL()
+    url.Complete = text
+    return url
+
+
+def dispatch(frame, command):
+    """Dispatches the menu's URL in frame; returns (state, result): the dialog's control, or About's text."""
+    import unohelper
+    from com.sun.star.frame import XDispatchResultListener
+
+    class Listener(unohelper.Base, XDispatchResultListener):
+        def __init__(self):
+            self.state, self.result = None, None
+
+        def dispatchFinished(self, event):
+            self.state, self.result = event.State, event.Result
+
+        def disposing(self, source):
+            pass
+
+    url = url_of(PROTOCOL + command)
+    handler = frame.queryDispatch(url, "", 0)
+    if handler is None:
+        return None, None
+    listener = Listener()
+    handler.dispatchWithNotification(url, (), listener)
+    return listener.state, listener.result
+
+
+def set_field(dialog, name, value):
+    model = dialog.getControl(name).getModel()
+    if hasattr(model, "StringItemList"):
+        model.SelectedItems = (list(model.StringItemList).index(value),)
+    elif name in ("labels", "charts", "intercept") or name.startswith("output_"):
+        model.State = 1 if value else 0
+    else:
+        model.Text = value
+
+
+def click(dialog, name):
+    dialog.getControl(name).getPeer().getAccessibleContext().doAccessibleAction(0)
+
+
+def run_dialog(frame, command, fields, timeout_s=120):
+    """Opens command's dialog, fills fields, clicks OK and waits until the
+    dialog closes (the report written) or shows a message; returns the
+    message ('' when it closed)."""
+    state, dialog = dispatch(frame, command)
+    if dialog is None:
+        return "no dialog (state %r)" % state
+    for name, value in fields.items():
+        set_field(dialog, name, value)
+    click(dialog, "ok")
+    end = time.time() + timeout_s
+    while time.time() < end:
+        time.sleep(0.1)
+        if dialog.getPeer() is None:
+            return ""
+        message = dialog.getControl("message").getModel().Label
+        if message and not message.startswith(("Running", "Writing")):
+            click(dialog, "cancel")
+            return message
+    return "timed out"
+
+
+def same(a, b):
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or abs(a - b) <= RELATIVE_TOLERANCE * max(abs(a), abs(b))
+    return a == b
+
+
+def report_tables(sheet):
+    """The report's tables: {title: (header, rows)}, read as the report lays
+    them out (a title, a header row, the rows, an empty row) from the row
+    after "Computed by" to "Chart data"."""
+    used = sheet.createCursor()
+    used.gotoEndOfUsedArea(False)
+    last_row, last_column = used.getRangeAddress().EndRow, used.getRangeAddress().EndColumn
+    cells = sheet.getCellRangeByPosition(0, 0, last_column, last_row).getDataArray()
+    row = next(r for r, line in enumerate(cells) if line[0] == "Computed by") + 2
+    tables = []
+    while row < len(cells) and cells[row][0] not in ("", "Chart data"):
+        title, header = cells[row][0], [h for h in cells[row + 1] if h != ""]
+        body = []
+        row += 2
+        while row < len(cells) and any(value != "" for value in cells[row]):
+            body.append(cells[row][:len(header)])
+            row += 1
+        tables.append((title, header, body))
+        row += 1
+    return tables
+
+
+def expected_block(document, formula, rows, columns):
+    """formula entered as an array formula over rows x columns of a scratch sheet, read back."""
+    sheets = document.getSheets()
+    if not sheets.hasByName("Expected"):
+        sheets.insertNewByName("Expected", sheets.getCount())
+    scratch = sheets.getByName("Expected")
+    scratch.clearContents(1023)
+    block = scratch.getCellRangeByPosition(0, 0, columns - 1, rows - 1)
+    block.setArrayFormula(formula)
+    document.calculateAll()
+    return block.getDataArray()
+
+
+def check_tables_equal(results, document, command, report, formulas):
+    """Each report table against its cell function: formulas[name] is the formula with
+    Output name; the tables come in TABLES' order."""
+    tables = report_tables(report)
+    names = TABLES[command]
+    results.check("%s report: a table per Output (%d)" % (command, len(names)), len(tables) == len(names),
+                  [t[0] for t in tables])
+    for name, (title, header, body) in zip(names, tables):
+        values = [line[1:] for line in body]
+        if not values:
+            results.check("%s report: table %s has rows" % (command, name), False)
+            continue
+        expected = expected_block(document, formulas(name), len(values), len(values[0]))
+        if command == "igmm" and name in ("parameters", "summary"):
+            # The report names the data sets by their labels where IGMMFIT numbers them.
+            labels = ["rt1", "rt2"]
+            expected = [[labels[int(line[0]) - 1]] + list(line[1:]) for line in expected]
+        mismatches = [(r, c, values[r][c], expected[r][c]) for r in range(len(values))
+                      for c in range(len(values[0])) if not same(values[r][c], expected[r][c])]
+        results.check("%s report: %s (%s, %dx%d) equals %s" % (command, name, title, len(values), len(values[0]),
+                                                               formulas(name).split("(")[0][1:]),
+                      not mismatches, mismatches[:3])
+    document.getSheets().removeByName("Expected")
+
+
+def chart_series(report):
+    charts = report.getCharts()
+    counts = []
+    for name in charts.getElementNames():
+        chart = charts.getByName(name).getEmbeddedObject()
+        types = chart.getFirstDiagram().getCoordinateSystems()[0].getChartTypes()
+        counts.append(sum(len(t.getDataSeries()) for t in types))
+    return counts
+
+
+def read_csv(path):
+    with open(path, newline="") as handle:
+        rows = list(csv.reader(handle))
+    return rows[0], [[float(value) for value in row] for row in rows[1:]]
+
+
+def put(sheet, column, row, header, rows):
+    data = (tuple(header),) + tuple(tuple(line) for line in rows)
+    sheet.getCellRangeByPosition(column, row, column + len(header) - 1, row + len(rows)).setDataArray(data)
+
+
+def reset_sheets(document, keep):
+    sheets = document.getSheets()
+    for name in sheets.getElementNames():
+        if name != keep:
+            sheets.removeByName(name)
+
+
+def check(results, office, source_dir):
+    document = office.desktop.loadComponentFromURL("private:factory/scalc", "_blank", 0, ())
+    try:
+        check_menu(results, office, document)
+        check_analyses(results, office, document, source_dir)
+    finally:
+        document.close(True)
+
+
+def check_menu(results, office, document):
+    from com.sun.star.beans import PropertyValue
+    provider = office.context.ServiceManager.createInstanceWithContext(
+        "com.sun.star.configuration.ConfigurationProvider", office.context)
+    node = PropertyValue()
+    node.Name, node.Value = "nodepath", "/org.openoffice.Office.Addons/AddonUI/OfficeMenuBarMerging"
+    merging = provider.createInstanceWithArguments("com.sun.star.configuration.ConfigurationAccess", (node,))
+    ours = merging.getByName("org.statgpu.extension").getByName("S1")
+    results.check("menu: merged into Data > Statistics", ours.MergePoint == ".uno:DataMenu\\.uno:StatisticsMenu",
+                  ours.MergePoint)
+    results.check("menu: spreadsheets only", ours.MergeContext == "com.sun.star.sheet.SpreadsheetDocument")
+    top = ours.getByName("MenuItems").getByName("M1")
+    results.check("menu: submenu 'GPU Statistics (statgpu)'", top.Title == "GPU Statistics (statgpu)", top.Title)
+    submenu = top.getByName("Submenu")
+    urls = [submenu.getByName(name).URL for name in sorted(submenu.getElementNames())]
+    urls = [url for url in urls if url != "private:separator"]
+    wanted = [PROTOCOL + command for command in ANALYSES + ["about"]]
+    results.check("menu: an entry per analysis and About, in order", urls == wanted, urls)
+    frame = document.getCurrentController().getFrame()
+    for url in wanted:
+        results.check("menu: %s is dispatched in Calc" % url, frame.queryDispatch(url_of(url), "", 0) is not None)
+    # Another kind of document, where the office has one (a Calc-only
+    # install has no Writer, Draw or Math).
+    for factory in ("swriter", "sdraw", "smath"):
+        try:
+            other = office.desktop.loadComponentFromURL("private:factory/" + factory, "_blank", 0, ())
+        except Exception:  # this office lacks that module
+            continue
+        try:
+            other_frame = other.getCurrentController().getFrame()
+            results.check("menu: no entry is dispatched in a %s document" % factory,
+                          all(other_frame.queryDispatch(url_of(url), "", 0) is None for url in wanted))
+        finally:
+            other.close(True)
+        break
+    else:
+        print("note  menu: no module other than Calc is installed; the Calc-only check is the "
+              "merge context above")
+    state, text = dispatch(frame, "about")
+    results.check("About: the version and the backend", state == 1 and "statgpu 0." in text and "Backend: " in text,
+                  (text or "")[:120])
+
+
+def analysis_data(sheet, source_dir):
+    """The data sheet: faithful (A:B), stackloss with Y first (D:G), two
+    positive skewed columns (I:J), and two groups of numbers with a blank and
+    a text cell (L:M)."""
+    header, faithful = read_csv(os.path.join(source_dir, "samples", "faithful.csv"))
+    put(sheet, 0, 0, header, faithful)
+    header, stackloss = read_csv(os.path.join(source_dir, "samples", "stackloss.csv"))
+    put(sheet, 3, 0, [header[3]] + header[:3], [[row[3]] + row[:3] for row in stackloss])
+    rng = random.Random(7)
+    skewed = [[round(rng.lognormvariate(0.0, 0.5), 4), round(rng.lognormvariate(1.0, 0.3), 4)] for _ in range(60)]
+    put(sheet, 8, 0, ["rt1", "rt2"], skewed)
+    groups = [[round(rng.gauss(10.0, 3.0), 3), round(rng.gauss(0.0, 1.0), 3)] for _ in range(40)]
+    put(sheet, 11, 0, ["left", "right"], groups)
+    sheet.getCellByPosition(11, 5).setString("n/a")
+    sheet.getCellByPosition(12, 9).setString("")
+    return len(faithful), len(stackloss), len(skewed), len(groups)
+
+
+def check_analyses(results, office, document, source_dir):
+    sheets = document.getSheets()
+    data = sheets.getByIndex(0)
+    data.setName("Data")
+    faithful_rows, stackloss_rows, skewed_rows, group_rows = analysis_data(data, source_dir)
+    controller = document.getCurrentController()
+    frame = controller.getFrame()
+    faithful = "$Data.$A$2:$B$%d" % (faithful_rows + 1)
+    stack_y = "$Data.$D$2:$D$%d" % (stackloss_rows + 1)
+    stack_x = "$Data.$E$2:$G$%d" % (stackloss_rows + 1)
+    skewed = "$Data.$I$2:$J$%d" % (skewed_rows + 1)
+    formulas = {
+        "kmeans": lambda t: '=KMEANS(%s;2;"%s";10;300;0)' % (faithful, t),
+        "gmm": lambda t: '=GMMFIT(%s;{1;2;3};"full";"%s";1;100;0)' % (faithful, t),
+        "lts": lambda t: '=LTSFIT(%s;%s;0.5;"%s";1;0)' % (stack_y, stack_x, t),
+        # With labels, BESTSUBSET takes Y and X with their first row: the function
+        # itself names the predictors from it.
+        "bestsubset": lambda t: '=BESTSUBSET(%s;%s;3;"%s";1;"press";"validation";1;0)' % (
+            stack_y.replace("$2:", "$1:"), stack_x.replace("$2:", "$1:"), t),
+        "igmm": lambda t: '=IGMMFIT(%s;2;"%s";10;100;0)' % (skewed, t),
+    }
+    fields = {
+        "median": {"data": "$Data.$L$1:$M$%d" % (group_rows + 1), "labels": True},
+        "kmeans": {"data": "$Data.$A$1:$B$%d" % (faithful_rows + 1), "labels": True, "k": "2"},
+        "gmm": {"data": "$Data.$A$1:$B$%d" % (faithful_rows + 1), "labels": True, "k": "1-3"},
+        "lts": {"y": "$Data.$D$1:$D$%d" % (stackloss_rows + 1), "x": "$Data.$E$1:$G$%d" % (stackloss_rows + 1),
+                "labels": True},
+        "bestsubset": {"y": "$Data.$D$1:$D$%d" % (stackloss_rows + 1),
+                       "x": "$Data.$E$1:$G$%d" % (stackloss_rows + 1), "labels": True},
+        "igmm": {"data": "$Data.$I$1:$J$%d" % (skewed_rows + 1), "labels": True, "k": "2"},
+    }
+    # The series each method's first chart draws.
+    series = {"median": 4, "kmeans": 3, "gmm": 2 + 1 + 2, "lts": 4, "bestsubset": 2, "igmm": 2}
+
+    # The selection fills the dialog: Y and X from a selection of several columns.
+    controller.select(data.getCellRangeByName("D1:G%d" % (stackloss_rows + 1)))
+    _, dialog = dispatch(frame, "lts")
+    y_text, x_text = dialog.getControl("y").getModel().Text, dialog.getControl("x").getModel().Text
+    results.check("dialog: Y and X from the selection, labels found",
+                  y_text.endswith("$D$1:$D$%d" % (stackloss_rows + 1)) and x_text.endswith("$E$1:$G$%d" % (stackloss_rows + 1))
+                  and dialog.getControl("labels").getModel().State == 1, (y_text, x_text))
+    # The range picker: the dialog hides while a range is picked.
+    click(dialog, "pick_x")
+    hidden = not dialog.isVisible()
+    controller.abortRangeSelection()
+    time.sleep(0.2)
+    results.check("dialog: the range picker hides the dialog and shows it again", hidden and dialog.isVisible())
+    click(dialog, "cancel")
+    results.check("dialog: Cancel closes it", dialog.getPeer() is None)
+
+    for command in ANALYSES:
+        controller.setActiveSheet(data)
+        before = sheets.getCount()
+        message = run_dialog(frame, command, fields[command])
+        name = SHEET_NAMES[command]
+        results.check("%s: the dialog ran and wrote the sheet %r" % (command, name),
+                      message == "" and sheets.hasByName(name) and sheets.getCount() == before + 1, message)
+        if not sheets.hasByName(name):
+            continue
+        report = sheets.getByName(name)
+        counts = chart_series(report)
+        results.check("%s report: chart with %d series" % (command, series[command]),
+                      counts and counts[0] == series[command], counts)
+        if command == "median":
+            check_order_statistics(results, document, report)
+        else:
+            check_tables_equal(results, document, command, report, formulas[command])
+
+    check_variants(results, document, frame, fields, formulas)
+
+
+def check_order_statistics(results, document, report):
+    tables = report_tables(report)
+    title, header, body = tables[0]
+    builtins = {"count": "COUNT(%s)", "minimum": "MIN(%s)", "median": "MEDIAN(%s)", "maximum": "MAX(%s)"}
+    scratch_sheet = document.getSheets().getByName("Data")
+    mismatches = []
+    for line in body:
+        statistic = line[0]
+        for column, group in enumerate(header[1:]):
+            reference = "$Data.$%s$2:$%s$41" % ("LM"[column], "LM"[column])
+            if statistic.startswith("quantile "):
+                formula = "=PERCENTILE.INC(%s;%s)" % (reference, statistic.split()[1])
+            else:
+                formula = "=" + builtins[statistic] % reference
+            cell = scratch_sheet.getCellByPosition(20, 0)
+            cell.setFormula(formula)
+            document.calculateAll()
+            if not same(line[1 + column], cell.getValue()):
+                mismatches.append((statistic, group, line[1 + column], cell.getValue()))
+    scratch_sheet.getCellByPosition(20, 0).setString("")
+    results.check("median report: groups named by the labels", header[1:] == ["left", "right"], header)
+    results.check("median report: %d statistics equal COUNT, MIN, PERCENTILE.INC, MEDIAN, MAX" % len(body),
+                  len(body) == 9 and not mismatches, mismatches[:3])
+
+
+def check_variants(results, document, frame, fields, formulas):
+    sheets = document.getSheets()
+    controller = document.getCurrentController()
+    data = sheets.getByName("Data")
+
+    # Live formulas: the tables are KMEANS's array formulas.
+    controller.setActiveSheet(data)
+    live = dict(fields["kmeans"], write="Live formulas (array formulas)")
+    message = run_dialog(frame, "kmeans", live)
+    report = sheets.getByName("K-means 2") if sheets.hasByName("K-means 2") else None
+    formula = ""
+    if report is not None:
+        titles = report.getCellRangeByPosition(0, 0, 0, 40).getDataArray()
+        row = next((r for r, line in enumerate(titles) if line[0] == "Cluster centroids"), 0)
+        formula = report.getCellByPosition(1, row + 2).getArrayFormula()
+    results.check("live formulas: a second report 'K-means 2' holds KMEANS array formulas",
+                  message == "" and "KMEANS(" in formula.upper() and "CENTROIDS" in formula.upper(), (message, formula))
+    if report is not None:
+        check_tables_equal(results, document, "kmeans", report, formulas["kmeans"])
+
+    # Undo removes the whole report in one step.
+    controller.setActiveSheet(data)
+    count = sheets.getCount()
+    message = run_dialog(frame, "gmm", fields["gmm"])
+    undo = document.getUndoManager()
+    title = undo.getCurrentUndoActionTitle()
+    undo.undo()
+    results.check("undo: one undo ('%s') removes the whole report" % title,
+                  message == "" and sheets.getCount() == count and not sheets.hasByName("Gaussian mixture 2"))
+
+    # Results to a cell of this sheet.
+    controller.setActiveSheet(data)
+    message = run_dialog(frame, "lts", dict(fields["lts"], target="A cell of this sheet", target_cell="$Data.$P$1"))
+    results.check("results to a cell: the report starts at P1 of the data sheet",
+                  message == "" and data.getCellRangeByName("P1").getString() == "Robust regression (LTS)",
+                  (message, data.getCellRangeByName("P1").getString()))
+
+    # Results to a new document.
+    components = office_documents(document)
+    message = run_dialog(frame, "kmeans", dict(fields["kmeans"], target="A new document"))
+    new = [c for c in office_documents(document) if c not in components]
+    ok = message == "" and len(new) == 1 and new[0].getSheets().hasByName("K-means")
+    results.check("results to a new document: a new spreadsheet with the sheet 'K-means'", ok, message)
+    for component in new:
+        component.close(True)
+
+    # Invalid fields: the message names the field, nothing is written.
+    controller.setActiveSheet(data)
+    cases = [("kmeans", dict(fields["kmeans"], k="0"), "Number of clusters (k)"),
+             ("kmeans", dict(fields["kmeans"], data="nonsense"), "Data"),
+             ("lts", dict(fields["lts"], y="$Data.$D$1:$E$22"), "Y (response)"),
+             ("gmm", dict(fields["gmm"], k="two"), "Components (k)"),
+             ("median", dict(fields["median"], quantiles="0.5; 2"), "Quantiles (p)"),
+             ("kmeans", dict(fields["kmeans"], k="500"), "KMEANS failed")]
+    for command, values, named in cases:
+        count = sheets.getCount()
+        message = run_dialog(frame, command, values)
+        results.check("invalid: %s names %r and writes nothing" % (command, named),
+                      message.startswith(named) and sheets.getCount() == count, message)
+
+    # Stop: a long run stopped from outside writes nothing.
+    check_stop(results, document, frame)
+
+
+def office_documents(document):
+    desktop = document.getCurrentController().getFrame().getCreator()
+    components = []
+    enumeration = desktop.getComponents().createEnumeration()
+    while enumeration.hasMoreElements():
+        components.append(enumeration.nextElement())
+    return components
+
+
+def check_stop(results, document, frame):
+    sheets = document.getSheets()
+    if not sheets.hasByName("Big"):
+        sheets.insertNewByName("Big", sheets.getCount())
+    big = sheets.getByName("Big")
+    rng = random.Random(11)
+    rows = 30000
+    big.getCellRangeByPosition(0, 0, 3, rows - 1).setDataArray(
+        tuple(tuple(rng.gauss(0.0, 1.0) for _ in range(4)) for _ in range(rows)))
+    document.getCurrentController().setActiveSheet(big)
+    count = sheets.getCount()
+    state, dialog = dispatch(frame, "kmeans")
+    for name, value in {"data": "$Big.$A$1:$D$%d" % rows, "labels": False, "k": "40", "restarts": "1000"}.items():
+        set_field(dialog, name, value)
+    stop_url = url_of(PROTOCOL + "stop")
+    stopper = frame.queryDispatch(stop_url, "", 0)   # asked for before the run holds the office
+    click(dialog, "ok")
+    time.sleep(1.5)
+    started = time.time()
+    stopper.dispatch(stop_url, ())
+    message = ""
+    while time.time() - started < 120:
+        time.sleep(0.1)
+        if dialog.getPeer() is None:
+            break
+        message = dialog.getControl("message").getModel().Label
+        if message.startswith(("Stopped", "KMEANS failed")):
+            break
+    results.check("stop: the run stops within 2 s and writes nothing",
+                  message.startswith("Stopped") and sheets.getCount() == count and time.time() - started < 2.0,
+                  "%s after %.2f s" % (message, time.time() - started))
+    if dialog.getPeer() is not None:
+        click(dialog, "cancel")
+    sheets.removeByName("Big")
