@@ -556,7 +556,8 @@ void AnalysisDialog::run()
         catch (const Exception& failure)
         {
             finish();
-            const bool stopped = g_stop_requested.load();
+            // Stop, the stop command, or Esc in the window (the engine's "cancelled").
+            const bool stopped = g_stop_requested.load() || failure.Message.indexOf("cancelled") >= 0;
             g_stop_requested.store(false);
             showMessage(stopped ? std::string("Stopped: nothing was written.")
                                 : analysis_.function + " failed: " + toUtf8(failure.Message)

@@ -212,8 +212,34 @@ def check(results, office, source_dir):
     try:
         check_menu(results, office, document)
         check_analyses(results, office, document, source_dir)
+        check_saved(results, office, document)
     finally:
         document.close(True)
+
+
+def check_saved(results, office, document):
+    """The reports saved as .ods and .xlsx and opened again: the sheets, their
+    values and their charts come back."""
+    import tempfile
+    report = document.getSheets().getByName("K-means")
+    expected = report.getCellRangeByPosition(0, 0, 2, 30).getDataArray()
+    folder = tempfile.mkdtemp(prefix="statgpu-report-")
+    for extension, filter_name in (("ods", "calc8"), ("xlsx", "Calc MS Excel 2007 XML")):
+        path = os.path.join(folder, "reports." + extension)
+        office.store(document, path, filter_name)
+        again = office.load(path)
+        try:
+            sheets = again.getSheets()
+            names = [name for name in SHEET_NAMES.values() if sheets.hasByName(name)]
+            values = sheets.getByName("K-means").getCellRangeByPosition(0, 0, 2, 30).getDataArray()
+            charts = sum(len(sheets.getByName(name).getCharts().getElementNames()) for name in names)
+            results.check("saved as .%s and opened again: %d report sheets, the values, %d charts"
+                          % (extension, len(names), charts),
+                          len(names) == len(SHEET_NAMES) and charts >= len(SHEET_NAMES)
+                          and all(same(a, b) for row_a, row_b in zip(values, expected) for a, b in zip(row_a, row_b)),
+                          names)
+        finally:
+            again.close(True)
 
 
 def check_menu(results, office, document):
