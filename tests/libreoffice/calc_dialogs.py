@@ -161,8 +161,16 @@ def check_tables_equal(results, document, command, report, formulas):
     names = TABLES[command]
     results.check("%s report: a table per Output (%d)" % (command, len(names)), len(tables) == len(names),
                   [t[0] for t in tables])
+    labelled = {("kmeans", "centroids"): ["eruptions", "waiting"], ("gmm", "means"): ["eruptions", "waiting"]}
     for name, (title, header, body) in zip(names, tables):
         values = [line[1:] for line in body]
+        if (command, name) in labelled:
+            results.check("%s report: %s headed by the data's labels" % (command, name),
+                          header[1:] == labelled[(command, name)], header)
+        if (command, name) == ("lts", "coefficients"):
+            terms = [line[0] for line in body]
+            results.check("lts report: coefficients labelled by the predictors' names",
+                          terms[1:] == ["Air.Flow", "Water.Temp", "Acid.Conc."], terms)
         if not values:
             results.check("%s report: table %s has rows" % (command, name), False)
             continue
