@@ -24,6 +24,10 @@ size when the data change. The chart's red point is a
 helper column that shows the validation error of the chosen size alone and
 #N/A elsewhere, which the chart leaves out.
 
+The sheet "Best subsets" is the report the analysis menu's dialog writes
+for the same Y and X, their names in row 4, and the defaults
+(sample_tools.add_dialog_report).
+
 A headless LibreOffice with statgpu.oxt installed (in a throwaway profile)
 builds the workbook, as samples/make_kmeans.py does, with the helpers of
 samples/sample_tools.py.
@@ -35,7 +39,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from sample_tools import SheetWriter, XYChart, column_letter, make_sample  # noqa: E402
+from sample_tools import SheetWriter, XYChart, add_dialog_report, column_letter, make_sample  # noqa: E402
 
 CSV_FILE = os.path.join(HERE, "mtcars.csv")
 R_EXPORT = 'write.csv(data.frame(car=rownames(mtcars), mtcars), "%s", row.names=FALSE)'
@@ -263,6 +267,10 @@ def fill(office, document, sheet, data):
     set_number_formats(document, sheet, layout)
     document.calculateAll()
     add_chart(office, sheet, layout)
+    y, x = layout.y.replace("$", ""), layout.x.replace("$", "")
+    y_and_x = "%s:%s" % (y.split(":")[0], x.split(":")[1])  # the dialog splits it into Y and X
+    add_dialog_report(office, document, sheet, "bestsubset", y_and_x,
+                      {"y": y, "x": x, "labels": True, "criterion": "validation", "validation": "press"}, "N4")
 
 
 def main():

@@ -20,6 +20,10 @@ they follow the choice live, and so do the ellipses: their points are
 formulas of the means and covariances, with #N/A waiting times for the
 components the mixture does not have, which the chart leaves out.
 
+The sheet "Gaussian mixture" is the report the analysis menu's dialog
+writes for the same data, candidates and full covariances
+(sample_tools.add_dialog_report).
+
 A headless LibreOffice with statgpu.oxt installed (in a throwaway profile)
 builds the workbook, as samples/make_kmeans.py does, with the helpers of
 samples/sample_tools.py.
@@ -31,7 +35,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import make_kmeans  # noqa: E402
-from sample_tools import BOLD, SheetWriter, XYChart, column_letter, make_sample  # noqa: E402
+from sample_tools import BOLD, SheetWriter, XYChart, add_dialog_report, column_letter, make_sample  # noqa: E402
 
 SHEET_NAME = "Mixture"
 CANDIDATES = tuple(range(1, 7))   # the k compared by BIC
@@ -323,6 +327,10 @@ def fill(office, document, sheet, data):
     layout = build(SheetWriter(sheet), data)
     document.calculateAll()
     add_charts(office, sheet, layout)
+    data_with_headings = "A%d:B%d" % (FIRST_DATA_ROW - 1, layout.last_row)
+    add_dialog_report(office, document, sheet, "gmm", data_with_headings,
+                      {"data": data_with_headings, "labels": True, "covariance": "full",
+                       "k": "%d-%d" % (CANDIDATES[0], CANDIDATES[-1])}, "K4")
 
 
 def main():

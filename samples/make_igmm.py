@@ -22,13 +22,15 @@ or the data change.
 
 The workbook is built by a headless LibreOffice with statgpu.oxt installed
 in a throwaway profile (samples/sample_tools.py's make_sample), and its
-chart by sample_tools' HistogramChart.
+chart by sample_tools' HistogramChart. The sheet "Inverse Gaussian mixture"
+is the report the analysis menu's dialog writes for the same subjects and k
+(sample_tools.add_dialog_report).
 """
 
 import math
 import random
 
-from sample_tools import BOLD, HistogramChart, SheetWriter, column_letter, make_sample
+from sample_tools import BOLD, HistogramChart, SheetWriter, add_dialog_report, column_letter, make_sample
 
 SHEET_NAME = "Subjects"
 SEED = 13                          # issue 13 asked for this sample
@@ -308,6 +310,9 @@ def fill(office, document, sheet, subjects):
     layout = build(SheetWriter(sheet), subjects)
     set_number_formats(document, sheet, layout)
     add_chart(office, sheet, layout)
+    data_with_headings = "A%d:%s%d" % (FIRST_DATA_ROW - 1, layout.last_column, layout.last_row)
+    add_dialog_report(office, document, sheet, "igmm", data_with_headings,
+                      {"data": data_with_headings, "labels": True, "k": str(COMPONENTS)}, "H4")
 
 
 def main():

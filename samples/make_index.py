@@ -24,7 +24,7 @@ import os
 import re
 import zipfile
 
-from sample_tools import HERE, SAMPLES, SheetWriter, lo_session, make_sample, statgpu_functions
+from sample_tools import HERE, MENU_PATH, SAMPLES, SheetWriter, lo_session, make_sample, statgpu_functions
 
 SHEET_NAME = "Samples"
 HEADING_ROW = 3
@@ -85,6 +85,8 @@ def build(office, document, writer, samples):
     writer.text("A%d" % (row + 2), "Ctrl+click a workbook's name to open it. Calc recalculates its statgpu cells "
                                    "when it opens; scripts/run.sh without a display prints each workbook's "
                                    "results and what they are checked against.")
+    writer.text("A%d" % (row + 3), "Each workbook also holds a report sheet that %s made from the same data and "
+                                   "parameters, its results written as values." % MENU_PATH)
 
 
 def check_relative_links(path, count):

@@ -21,12 +21,15 @@ The chart has one data series per cluster, the robust way to colour points
 by group in a Calc chart: a helper column per cluster shows a row's waiting
 time only when the row's label (from KMEANS) is that cluster, and #N/A
 otherwise, which the chart leaves out.
+
+The sheet "K-means" is the report the analysis menu's K-means dialog writes
+for the same data and k (sample_tools.add_dialog_report).
 """
 
 import csv
 import os
 
-from sample_tools import HERE, SheetWriter, XYChart, column_letter, make_sample
+from sample_tools import HERE, SheetWriter, XYChart, add_dialog_report, column_letter, make_sample
 
 CSV_FILE = os.path.join(HERE, "faithful.csv")
 R_EXPORT = 'write.csv(faithful, "%s", row.names=FALSE)'
@@ -161,6 +164,9 @@ def fill(office, document, sheet, data):
     layout, row = build(SheetWriter(sheet), data)
     document.calculateAll()
     add_chart(office, document, sheet, layout, row)
+    data_with_headings = "A%d:B%d" % (FIRST_DATA_ROW - 1, layout.last_row)
+    add_dialog_report(office, document, sheet, "kmeans", data_with_headings,
+                      {"data": data_with_headings, "labels": True, "k": str(CLUSTERS)}, "H4")
 
 
 def main():

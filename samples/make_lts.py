@@ -22,6 +22,9 @@ builds the workbook, as samples/make_kmeans.py does, with the helpers of
 samples/sample_tools.py. The plot has one series for the observations the fit keeps and one
 for the outliers: helper columns show a residual only where the weight says
 so, and #N/A elsewhere, which the chart leaves out.
+
+The sheet "Robust regression" is the report the analysis menu's LTS dialog
+writes for the same Y, X and defaults (sample_tools.add_dialog_report).
 """
 
 import csv
@@ -31,7 +34,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import make_kmeans  # noqa: E402
-from sample_tools import SheetWriter, XYChart, column_letter, make_sample  # noqa: E402
+from sample_tools import SheetWriter, XYChart, add_dialog_report, column_letter, make_sample  # noqa: E402
 
 CSV_FILE = os.path.join(HERE, "stackloss.csv")
 R_EXPORT = 'write.csv(stackloss, "%s", row.names=FALSE)'
@@ -217,6 +220,11 @@ def fill(office, document, sheet, data):
     highlight_outliers(document, sheet, layout)
     document.calculateAll()
     add_chart(office, sheet, layout, row)
+    # Y right of X: the dialog would take the first column as Y, so both are given.
+    headings = FIRST_DATA_ROW - 1
+    add_dialog_report(office, document, sheet, "lts", "B%d:E%d" % (headings, layout.last_row),
+                      {"y": "E%d:E%d" % (headings, layout.last_row), "x": "B%d:D%d" % (headings, layout.last_row),
+                       "labels": True, "alpha": "0.5", "intercept": True}, "K4")
 
 
 def main():

@@ -19,17 +19,23 @@ builds the workbook, so the formulas are compiled against the add-in and the
 file stores them under the add-in's programmatic names (service and method,
 upper-cased: ORG.STATGPU.STATGPU.GPUMEDIAN), which is how ODF names add-in
 functions.
+
+The sheet "Order statistics" after "Ozone" is the report the analysis menu's
+"Median and quantiles" dialog writes for the same readings, at every p the
+functions here take (sample_tools.add_dialog_report).
 """
 
 import csv
 import os
 
-from sample_tools import HERE, SheetWriter, make_sample
+from sample_tools import HERE, SheetWriter, add_dialog_report, make_sample
 
 CSV_FILE = os.path.join(HERE, "airquality-ozone.csv")
 R_EXPORT = ('write.csv(airquality[c("Month","Day","Ozone")], "%s", row.names=FALSE, na="")')
 
 FIRST_DATA_ROW = 5  # spreadsheet row of the first reading (1-based)
+QUANTILES = (0.25, 0.5, 0.75)                      # a GPUQUANTILE each
+QUANTILE_RANGE = tuple(tenth / 10 for tenth in range(11))  # one GPUQUANTILE of a range of p
 
 
 def read_data():
@@ -85,7 +91,7 @@ def build(writer, data):
 
     block("Quantiles", "GPUQUANTILE(Data; p) interpolates between order statistics exactly as "
                        "PERCENTILE.INC (R's quantile type 7).")
-    for p in (0.25, 0.5, 0.75):
+    for p in QUANTILES:
         writer.text("E%d" % row, "GPUQUANTILE")
         writer.value("F%d" % row, p)
         writer.formula("G%d" % row, "=GPUQUANTILE(%s;F%d)" % (ozone, row))
@@ -96,9 +102,9 @@ def build(writer, data):
     block("Quantiles of a range of p", "Given a range of p, GPUQUANTILE returns an array of the same "
                                        "shape: enter it as an array formula (Ctrl+Shift+Enter).")
     first = row
-    for tenth in range(11):
+    for p in QUANTILE_RANGE:
         writer.text("E%d" % row, "GPUQUANTILE")
-        writer.value("F%d" % row, tenth / 10)
+        writer.value("F%d" % row, p)
         row += 1
     p_range = "F%d:F%d" % (first, row - 1)
     writer.sheet.getCellRangeByName("G%d:G%d" % (first, row - 1)).setArrayFormula(
@@ -115,15 +121,22 @@ def build(writer, data):
     columns = writer.sheet.getColumns()
     for index, width_mm in ((0, 16), (1, 12), (2, 24), (3, 6), (4, 34), (5, 16), (6, 28), (7, 28)):
         columns.getByIndex(index).setPropertyValue("Width", width_mm * 100)
+    return last_row
 
 
 def fill(office, document, sheet, data):
-    build(SheetWriter(sheet), data)
+    last_row = build(SheetWriter(sheet), data)
+    # The report's table: count, minimum (GPUSMALL k = 1), a quantile for
+    # every p of the sheet, median and maximum (GPULARGE k = 1).
+    ozone = "C%d:C%d" % (FIRST_DATA_ROW - 1, last_row)
+    quantiles = "; ".join("%g" % p for p in sorted(set(QUANTILES + QUANTILE_RANGE)))
+    add_dialog_report(office, document, sheet, "median", ozone,
+                      {"data": ozone, "labels": True, "grouped": "columns", "quantiles": quantiles}, "A3")
 
 
 def main():
     make_sample(__doc__.splitlines()[0], "order-statistics.ods", CSV_FILE, R_EXPORT, read_data,
-                "Order statistics", "statgpu order statistics", fill, "readings")
+                "Ozone", "statgpu order statistics", fill, "readings")
 
 
 if __name__ == "__main__":

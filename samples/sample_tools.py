@@ -1,14 +1,16 @@
 """sample_tools.py: what the scripts of samples/ share: the list of sample
 workbooks, how a formula names a statgpu function, and for the make_*.py
 scripts the command line (--oxt, --output, --from-r), re-exporting a data set
-from R, and the headless LibreOffice session (statgpu.oxt installed in a
-throwaway profile) that builds a workbook and stores it."""
+from R, the headless LibreOffice session (statgpu.oxt installed in a
+throwaway profile) that builds a workbook and stores it, and the report sheet
+the analysis menu's dialog adds to it."""
 
 import argparse
 import os
 import re
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -126,6 +128,90 @@ def make_sample(description, output_name, csv_file, r_export, read_data, sheet_n
             document.close(True)
     print("wrote %s (%d %s)" % (os.path.relpath(args.output), len(data), what))
     return args.output
+
+
+# The analysis menu that add_dialog_report drives, as a user finds it.
+MENU_PATH = "Data > Statistics > GPU Statistics (statgpu)"
+DIALOG_TIMEOUT_S = 300  # from OK to the report written: each sample takes seconds
+
+
+def add_dialog_report(office, document, sheet, command, selection, fields, note_cell):
+    """Adds a report sheet as a user of the analysis menu makes it: selects
+    selection (a range of sheet, which the dialog's ranges start from), opens
+    the dialog of org.statgpu.dialog:command, sets fields ({control: value}:
+    a str is an edit field's text or the item shown in a list box, a bool a
+    check box) and asks for every table as values, with charts, on a new
+    sheet; then presses OK. A line at note_cell of sheet names the report's
+    sheet and the menu entry that made it, and sheet is shown again. Returns
+    the report sheet's name; raises with the dialog's message if it stays
+    open."""
+    import uno
+    import unohelper
+    from com.sun.star.frame import XDispatchResultListener
+    from com.sun.star.frame.DispatchResultState import SUCCESS
+    from com.sun.star.util import URL
+
+    class Result(unohelper.Base, XDispatchResultListener):
+        event = None
+
+        def dispatchFinished(self, event):
+            self.event = event
+
+        def disposing(self, source):
+            pass
+
+    document.calculateAll()
+    controller = document.getCurrentController()
+    controller.setActiveSheet(sheet)
+    controller.select(sheet.getCellRangeByName(selection))
+    sheets_before = set(document.Sheets.getElementNames())
+
+    url = URL()
+    url.Complete = "org.statgpu.dialog:" + command
+    dispatcher = controller.getFrame().queryDispatch(url, "", 0)
+    if dispatcher is None:
+        raise RuntimeError("no dispatch for %s: is statgpu.oxt installed?" % url.Complete)
+    result = Result()
+    dispatcher.dispatchWithNotification(url, (), result)
+    if result.event is None or result.event.State != SUCCESS:
+        raise RuntimeError("%s did not open its dialog: %s"
+                           % (url.Complete, result.event.Result if result.event else "no answer"))
+    dialog = result.event.Result
+    entry = dialog.getModel().Title.replace(" (statgpu)", "")
+    chosen = dict(fields, charts=True, target="A new sheet", write="Values")
+    for name, value in chosen.items():
+        model = dialog.getControl(name).getModel()
+        if isinstance(value, bool):
+            model.State = 1 if value else 0
+        elif model.getPropertySetInfo().hasPropertyByName("StringItemList"):
+            uno.invoke(model, "setPropertyValue",
+                       ("SelectedItems", uno.Any("[]short", (model.StringItemList.index(value),))))
+        else:
+            model.Text = value
+
+    # The run is posted to the office's main thread; the dialog closes when
+    # the report is written. When it is not, OK is enabled again and the
+    # message line says why.
+    ok = dialog.getControl("ok")
+    ok.getPeer().getAccessibleContext().doAccessibleAction(0)
+    deadline = time.monotonic() + DIALOG_TIMEOUT_S
+    while dialog.getPeer() is not None:
+        message = dialog.getControl("message").getModel().Label
+        if (message and ok.getModel().Enabled) or time.monotonic() > deadline:
+            raise RuntimeError("%s: the dialog wrote no report: %s" % (entry, message or "no answer"))
+        time.sleep(0.1)
+    added = set(document.Sheets.getElementNames()) - sheets_before
+    if len(added) != 1:
+        raise RuntimeError("%s: expected one report sheet, found %s" % (entry, sorted(added) or "none"))
+    report = added.pop()
+
+    note = sheet.getCellRangeByName(note_cell)
+    note.setString('The sheet "%s" was made by %s > %s, from these data with the parameters of the '
+                   "formulas here, its results written as values." % (report, MENU_PATH, entry))
+    note.setPropertyValue("CharPosture", uno.Enum("com.sun.star.awt.FontSlant", "ITALIC"))
+    controller.setActiveSheet(sheet)
+    controller.select(sheet.getCellRangeByName("A1"))
+    return report
 
 
 class Chart:
