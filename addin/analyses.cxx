@@ -455,8 +455,7 @@ void collect(Outcome& outcome, const addin::ReportRun& run, const std::function<
         written.array_formula = "=" + formula_of(table.name);
         Cells cells;
         table.cells >>= cells;
-        written.per_row = table.row_labels.empty() && cells.getLength() == data_rows && table.name != "summary"
-                          && table.name != "parameters";
+        written.per_row = cells.getLength() == data_rows && table.name != "summary" && table.name != "parameters";
         outcome.tables.push_back(std::move(written));
     }
 }
@@ -629,7 +628,7 @@ void runIgmm(const Request& request, const Functions& functions, addin::ReportRu
     collect(outcome, run, [&](const std::string& table) {
         return "IGMMFIT(" + data.reference + ";" + num(k) + ";" + wordText(table) + ";" + num(starts) + ";"
                + num(iterations) + ";" + num(seed) + ")";
-    }, -1);
+    }, data.cells.getLength());
 }
 } // namespace
 

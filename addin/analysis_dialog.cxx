@@ -559,9 +559,11 @@ void AnalysisDialog::run()
             // Stop, the stop command, or Esc in the window (the engine's "cancelled").
             const bool stopped = g_stop_requested.load() || failure.Message.indexOf("cancelled") >= 0;
             g_stop_requested.store(false);
+            std::string reason = toUtf8(failure.Message);
+            if (!reason.empty() && reason.back() != '.')
+                reason += '.';
             showMessage(stopped ? std::string("Stopped: nothing was written.")
-                                : analysis_.function + " failed: " + toUtf8(failure.Message)
-                                      + " Nothing was written.");
+                                : analysis_.function + " failed: " + reason + " Nothing was written.");
             return;
         }
         showMessage("Writing the report...");

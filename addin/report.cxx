@@ -41,6 +41,13 @@ using css::uno::UNO_QUERY_THROW;
 
 namespace
 {
+// A chart's size (1/100 mm), and the rows kept for the charts (at the default
+// row height of 0.45 cm, a little more than the charts' height).
+constexpr sal_Int32 kChartWidth = 16000, kChartHeight = 10000;
+constexpr sal_Int32 kChartRows = 24;
+// The widest a column is fitted to (1/100 mm).
+constexpr sal_Int32 kWidestColumn = 5000;
+
 // Where the report goes and how far it has come.
 class SheetWriter
 {
@@ -138,9 +145,9 @@ void writeTable(SheetWriter& writer, const Request& request, const ReportTable& 
     table.cells >>= cells;
     const sal_Int32 rows = cells.getLength();
     writer.line({ text(table.title) }, true);
-    std::vector<Any> header{ text(!table.row_label_header.empty() ? table.row_label_header
-                                  : written.per_row                ? "sheet row"
-                                                                   : "row") };
+    std::vector<Any> header{ text(written.per_row                  ? "sheet row"
+                                  : !table.row_label_header.empty() ? table.row_label_header
+                                                                    : "row") };
     for (const std::string& column : table.column_headers)
         header.push_back(text(column));
     writer.line(header, true);
@@ -149,9 +156,16 @@ void writeTable(SheetWriter& writer, const Request& request, const ReportTable& 
     for (sal_Int32 r = 0; r < rows; ++r)
     {
         const std::size_t index = static_cast<std::size_t>(r);
-        labels.getArray()[r] = sequenceOf<Any>({ index < table.row_labels.size() ? text(table.row_labels[index])
-                                                 : written.per_row ? Any(static_cast<double>(first_row + r + 1))
-                                                                   : Any(static_cast<double>(r + 1)) });
+        // A per-row table's rows are the sheet's; a label that is a whole number is one.
+        Any label(static_cast<double>(written.per_row ? first_row + r + 1 : r + 1));
+        if (!written.per_row && index < table.row_labels.size())
+        {
+            const std::string& row_label = table.row_labels[index];
+            const bool whole = !row_label.empty() && row_label.size() < 10
+                               && row_label.find_first_not_of("0123456789") == std::string::npos;
+            label = whole ? Any(std::stod(row_label)) : text(row_label);
+        }
+        labels.getArray()[r] = sequenceOf<Any>({ label });
     }
     writer.block(0, labels);
     if (request.live && !written.array_formula.isEmpty() && rows > 0)
@@ -181,20 +195,27 @@ void fitWidths(const SheetWriter& writer)
         writer.range(writer.left(), 0, std::max<sal_Int32>(1, writer.widest()), 1), UNO_QUERY_THROW);
     const Reference<css::container::XIndexAccess> all(columns->getColumns(), UNO_QUERY_THROW);
     for (sal_Int32 c = 0; c < all->getCount(); ++c)
-        Reference<css::beans::XPropertySet>(all->getByIndex(c), UNO_QUERY_THROW)
-            ->setPropertyValue("OptimalWidth", Any(true));
+    {
+        const Reference<css::beans::XPropertySet> column(all->getByIndex(c), UNO_QUERY_THROW);
+        column->setPropertyValue("OptimalWidth", Any(true));
+        // A long setting (the backend's text) runs on into the empty cells
+        // beside it rather than widening its column for every table below.
+        sal_Int32 width = 0;
+        column->getPropertyValue("Width") >>= width;
+        if (width > kWidestColumn)
+            column->setPropertyValue("Width", Any(kWidestColumn));
+    }
 }
 
-// Every plot's data block below the tables, then its chart beside them.
+// Every plot's data block below the tables, and its chart in the rows kept
+// for the charts (chart_row), side by side.
 void writeCharts(const Reference<css::uno::XComponentContext>& context,
                  const Reference<css::sheet::XSpreadsheetDocument>& document, SheetWriter& writer,
-                 const std::vector<Plot>& plots, sal_Int32 top_row)
+                 const std::vector<Plot>& plots, sal_Int32 chart_row)
 {
     if (plots.empty())
         return;
-    // Charts go right of the tables, from the report's top.
-    const sal_Int32 chart_column = writer.left() + writer.widest() + 1;
-    const Reference<css::beans::XPropertySet> anchor(writer.sheet()->getCellByPosition(chart_column, top_row),
+    const Reference<css::beans::XPropertySet> anchor(writer.sheet()->getCellByPosition(writer.left(), chart_row),
                                                      UNO_QUERY_THROW);
     css::awt::Point origin;
     anchor->getPropertyValue("Position") >>= origin;
@@ -233,7 +254,8 @@ void writeCharts(const Reference<css::uno::XComponentContext>& context,
         const css::table::CellRangeAddress block(static_cast<sal_Int16>(sheet_index), writer.left(), writer.row(),
                                                  writer.left() + static_cast<sal_Int32>(plot.columns.size()) - 1,
                                                  writer.row() + static_cast<sal_Int32>(rows));
-        const css::awt::Rectangle rectangle(origin.X, origin.Y + static_cast<sal_Int32>(p) * 10500, 16000, 10000);
+        const css::awt::Rectangle rectangle(origin.X + static_cast<sal_Int32>(p) * (kChartWidth + 500), origin.Y,
+                                            kChartWidth, kChartHeight);
         // Chart names are the document's, not the sheet's: the sheet's name makes them unique.
         const std::string sheet_name = toUtf8(Reference<css::container::XNamed>(writer.sheet(), UNO_QUERY_THROW)->getName());
         addChart(context, writer.sheet(), rangeReference(document, block, true), sheet_name + " chart " + std::to_string(p + 1),
@@ -298,17 +320,24 @@ OUString writeReport(const Reference<css::uno::XComponentContext>& context, cons
             writer.line({ text(name), text(shown) });
         writer.line({ text("Backend"), text(outcome.backend) });
         writer.line({ text("Time (s)"), Any(outcome.seconds) });
-        writer.line({ text("Computed by"), text(analysis.function + (analysis.method.empty() ? "" : "(..., Output)")
-                                                + " on the same data gives the same tables") });
+        writer.line({ text("Computed by"),
+                      text(analysis.method.empty()
+                               ? "COUNT, GPUSMALL, GPUQUANTILE, GPUMEDIAN and GPULARGE on the same data give the same numbers"
+                               : analysis.function + "(..., Output) on the same data gives the same tables") });
         writer.skip();
-        const sal_Int32 top_row = row;
-        for (const std::string& name : request.outputs)
-            for (const ReportTable& written : outcome.tables)
-                if (written.table.name == name)
-                    writeTable(writer, request, written);
+        // The charts first, where the report opens; then the short tables,
+        // then those with a row per row of the data.
+        const std::vector<Plot> plots = request.charts ? plotsOf(request, outcome) : std::vector<Plot>();
+        const sal_Int32 chart_row = writer.row();
+        if (!plots.empty())
+            writer.skip(kChartRows);
+        for (const bool per_row : { false, true })
+            for (const std::string& name : request.outputs)
+                for (const ReportTable& written : outcome.tables)
+                    if (written.table.name == name && written.per_row == per_row)
+                        writeTable(writer, request, written);
         fitWidths(writer);
-        if (request.charts)
-            writeCharts(context, document, writer, plotsOf(request, outcome), top_row);
+        writeCharts(context, document, writer, plots, chart_row);
         if (target_view.is() && request.target != Target::Cell)
             target_view->setActiveSheet(sheet);
         undo->leaveUndoContext();

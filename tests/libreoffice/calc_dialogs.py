@@ -42,6 +42,9 @@ TABLES = {
     "bestsubset": ["subsets", "which", "coefficients", "summary"],
     "igmm": ["parameters", "summary", "labels"],
 }
+# The tables with a row per row of the data, which a report writes after the others.
+PER_ROW = {"kmeans": {"labels"}, "gmm": {"labels", "probabilities", "density"}, "lts": {"weights", "residuals"},
+           "bestsubset": set(), "igmm": {"labels"}}
 SHEET_NAMES = {"median": "Order statistics", "kmeans": "K-means", "gmm": "Gaussian mixture",
                "lts": "Robust regression", "bestsubset": "Best subsets", "igmm": "Inverse Gaussian mixture"}
 
@@ -120,14 +123,16 @@ def same(a, b):
 
 
 def report_tables(sheet):
-    """The report's tables: {title: (header, rows)}, read as the report lays
-    them out (a title, a header row, the rows, an empty row) from the row
-    after "Computed by" to "Chart data"."""
+    """The report's tables: (title, header, rows) each, read as the report lays
+    them out (a title, a header row, the rows, an empty row) from below the
+    charts to "Chart data"."""
     used = sheet.createCursor()
     used.gotoEndOfUsedArea(False)
     last_row, last_column = used.getRangeAddress().EndRow, used.getRangeAddress().EndColumn
     cells = sheet.getCellRangeByPosition(0, 0, last_column, last_row).getDataArray()
-    row = next(r for r, line in enumerate(cells) if line[0] == "Computed by") + 2
+    row = next(r for r, line in enumerate(cells) if line[0] == "Computed by") + 1
+    while row < len(cells) and not any(value != "" for value in cells[row]):
+        row += 1   # the rows the charts are drawn over
     tables = []
     while row < len(cells) and cells[row][0] not in ("", "Chart data"):
         title, header = cells[row][0], [h for h in cells[row + 1] if h != ""]
@@ -155,10 +160,11 @@ def expected_block(document, formula, rows, columns):
 
 
 def check_tables_equal(results, document, command, report, formulas):
-    """Each report table against its cell function: formulas[name] is the formula with
-    Output name; the tables come in TABLES' order."""
+    """Each report table against its cell function: formulas(name) is the formula with
+    Output name; the tables come in TABLES' order, those of PER_ROW last."""
     tables = report_tables(report)
-    names = TABLES[command]
+    names = ([name for name in TABLES[command] if name not in PER_ROW[command]]
+             + [name for name in TABLES[command] if name in PER_ROW[command]])
     results.check("%s report: a table per Output (%d)" % (command, len(names)), len(tables) == len(names),
                   [t[0] for t in tables])
     labelled = {("kmeans", "centroids"): ["eruptions", "waiting"], ("gmm", "means"): ["eruptions", "waiting"]}
@@ -351,7 +357,7 @@ def check_analyses(results, office, document, source_dir):
     y_text, x_text = dialog.getControl("y").getModel().Text, dialog.getControl("x").getModel().Text
     results.check("dialog: Y and X from the selection, labels found",
                   y_text.endswith("$D$1:$D$%d" % (stackloss_rows + 1)) and x_text.endswith("$E$1:$G$%d" % (stackloss_rows + 1))
-                  and dialog.getControl("labels").getModel().State == 1, (y_text, x_text))
+                  and dialog.getControl("labels").getModel().State == 1, [y_text, x_text])
     # The range picker: the dialog hides while a range is picked.
     click(dialog, "pick_x")
     hidden = not dialog.isVisible()
@@ -423,7 +429,7 @@ def check_variants(results, document, frame, fields, formulas):
         row = next((r for r, line in enumerate(titles) if line[0] == "Cluster centroids"), 0)
         formula = report.getCellByPosition(1, row + 2).getArrayFormula()
     results.check("live formulas: a second report 'K-means 2' holds KMEANS array formulas",
-                  message == "" and "KMEANS(" in formula.upper() and "CENTROIDS" in formula.upper(), (message, formula))
+                  message == "" and "KMEANS(" in formula.upper() and "CENTROIDS" in formula.upper(), [message, formula])
     if report is not None:
         check_tables_equal(results, document, "kmeans", report, formulas["kmeans"])
 
@@ -442,7 +448,7 @@ def check_variants(results, document, frame, fields, formulas):
     message = run_dialog(frame, "lts", dict(fields["lts"], target="A cell of this sheet", target_cell="$Data.$P$1"))
     results.check("results to a cell: the report starts at P1 of the data sheet",
                   message == "" and data.getCellRangeByName("P1").getString() == "Robust regression (LTS)",
-                  (message, data.getCellRangeByName("P1").getString()))
+                  [message, data.getCellRangeByName("P1").getString()])
 
     # Results to a new document.
     components = office_documents(document)
