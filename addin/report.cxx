@@ -26,6 +26,8 @@
 #include <com/sun/star/table/XCellRange.hpp>
 #include <com/sun/star/table/XColumnRowRange.hpp>
 #include <com/sun/star/table/XTableColumns.hpp>
+#include <com/sun/star/util/XNumberFormats.hpp>
+#include <com/sun/star/util/XNumberFormatsSupplier.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -52,8 +54,10 @@ constexpr sal_Int32 kWidestColumn = 5000;
 class SheetWriter
 {
 public:
-    SheetWriter(Reference<css::sheet::XSpreadsheet> sheet, sal_Int32 column, sal_Int32 row)
-        : sheet_(std::move(sheet))
+    SheetWriter(Reference<css::sheet::XSpreadsheetDocument> document, Reference<css::sheet::XSpreadsheet> sheet,
+                sal_Int32 column, sal_Int32 row)
+        : document_(std::move(document))
+        , sheet_(std::move(sheet))
         , left_(column)
         , row_(row)
     {
@@ -63,6 +67,7 @@ public:
     sal_Int32 left() const { return left_; }
     sal_Int32 widest() const { return widest_; }
     const Reference<css::sheet::XSpreadsheet>& sheet() const { return sheet_; }
+    const Reference<css::sheet::XSpreadsheetDocument>& document() const { return document_; }
 
     Reference<css::table::XCellRange> range(sal_Int32 column, sal_Int32 row, sal_Int32 columns, sal_Int32 rows) const
     {
@@ -100,6 +105,7 @@ public:
     }
 
 private:
+    Reference<css::sheet::XSpreadsheetDocument> document_;
     Reference<css::sheet::XSpreadsheet> sheet_;
     sal_Int32 left_;
     sal_Int32 row_;
@@ -138,6 +144,52 @@ sal_Int32 firstDataRow(const Request& request)
     return 0;
 }
 
+// A number format for each numeric column of a table: whole numbers as
+// such, others with six decimals, or in scientific notation where they are
+// very small or very large; the cells keep every digit. Set with the undo
+// manager locked: Calc 7.4 cannot undo a number format set inside an undo
+// context (the whole report would stay), and the report's sheet takes its
+// formats with it when it is undone.
+void formatColumns(const SheetWriter& writer, const Sequence<Sequence<Any>>& cells)
+{
+    if (cells.getLength() == 0)
+        return;
+    const Reference<css::document::XUndoManager> undo =
+        Reference<css::document::XUndoManagerSupplier>(writer.document(), UNO_QUERY_THROW)->getUndoManager();
+    undo->lock();
+    struct Unlock
+    {
+        const Reference<css::document::XUndoManager>& undo;
+        ~Unlock() { undo->unlock(); }
+    } unlock{ undo };
+    const Reference<css::util::XNumberFormats> formats =
+        Reference<css::util::XNumberFormatsSupplier>(writer.document(), UNO_QUERY_THROW)->getNumberFormats();
+    const auto key = [&](const char* code) {
+        const css::lang::Locale locale("en", "US", "");
+        const OUString format = OUString::createFromAscii(code);
+        const sal_Int32 found = formats->queryKey(format, locale, false);
+        return found >= 0 ? found : formats->addNew(format, locale);
+    };
+    for (sal_Int32 c = 0; c < cells[0].getLength(); ++c)
+    {
+        bool numbers = false, whole = true, plain = true;
+        for (const auto& row : cells)
+        {
+            double value = 0.0;
+            if (!(row[c] >>= value))
+                continue;
+            numbers = true;
+            whole = whole && value == std::floor(value) && std::fabs(value) < 1e15;
+            plain = plain && (value == 0.0 || (std::fabs(value) >= 1e-3 && std::fabs(value) < 1e9));
+        }
+        if (!numbers)
+            continue;
+        Reference<css::beans::XPropertySet>(writer.range(writer.left() + 1 + c, writer.row(), 1, cells.getLength()),
+                                            UNO_QUERY_THROW)
+            ->setPropertyValue("NumberFormat", Any(key(whole ? "0" : plain ? "0.000000" : "0.000000E+00")));
+    }
+}
+
 void writeTable(SheetWriter& writer, const Request& request, const ReportTable& written)
 {
     const addin::CollectedTable& table = written.table;
@@ -168,6 +220,7 @@ void writeTable(SheetWriter& writer, const Request& request, const ReportTable& 
         labels.getArray()[r] = sequenceOf<Any>({ label });
     }
     writer.block(0, labels);
+    formatColumns(writer, cells);
     if (request.live && !written.array_formula.isEmpty() && rows > 0)
     {
         const auto target = writer.range(writer.left() + 1, writer.row(), cells[0].getLength(), rows);
@@ -311,7 +364,7 @@ OUString writeReport(const Reference<css::uno::XComponentContext>& context, cons
                                             false);
         }
 
-        SheetWriter writer(sheet, column, row);
+        SheetWriter writer(document, sheet, column, row);
         writer.line({ text(analysis.title) }, true, 14.0f);
         writer.line({ text(std::string("statgpu ") + statgpu_version_string() + " report, " + today()) });
         writer.skip();
@@ -319,7 +372,7 @@ OUString writeReport(const Reference<css::uno::XComponentContext>& context, cons
         for (const auto& [name, shown] : outcome.settings)
             writer.line({ text(name), text(shown) });
         writer.line({ text("Backend"), text(outcome.backend) });
-        writer.line({ text("Time (s)"), Any(outcome.seconds) });
+        writer.line({ text("Time (s)"), Any(std::round(outcome.seconds * 1e4) / 1e4) });
         writer.line({ text("Computed by"),
                       text(analysis.method.empty()
                                ? "COUNT, GPUSMALL, GPUQUANTILE, GPUMEDIAN and GPULARGE on the same data give the same numbers"
