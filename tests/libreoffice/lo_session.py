@@ -134,14 +134,17 @@ def _make_command_environment():
 
 
 class Session:
-    """A headless LibreOffice in its own profile, reachable over a named pipe."""
+    """A LibreOffice in its own profile, reachable over a named pipe: headless
+    unless headless=False, which shows its windows on the display (for
+    screenshots: docs/make_screenshots.py)."""
 
-    def __init__(self, program_dir=None, profile_dir=None, timeout_s=600, log=None):
+    def __init__(self, program_dir=None, profile_dir=None, timeout_s=600, log=None, headless=True):
         self.program_dir = find_program_dir(program_dir)
         self._own_profile = profile_dir is None
         self.profile_dir = os.path.abspath(profile_dir or tempfile.mkdtemp(prefix="statgpu-lo-profile-"))
         self.pipe_name = "statgpu_%d_%d" % (os.getpid(), int(time.time() * 1000) % 1000000)
         self.timeout_s = timeout_s
+        self.headless = headless
         self.log = log or (lambda message: None)
         self.process = None
         self.context = None
@@ -161,10 +164,11 @@ class Session:
 
     def _arguments(self):
         import uno
-        return [os.path.join(self.program_dir, "soffice.bin"),
-                "--headless", "--invisible", "--norestore", "--nologo", "--nodefault",
-                "--nolockcheck", "--accept=pipe,name=%s;urp;" % self.pipe_name,
-                "-env:UserInstallation=" + uno.systemPathToFileUrl(self.profile_dir)]
+        return ([os.path.join(self.program_dir, "soffice.bin")]
+                + (["--headless", "--invisible"] if self.headless else [])
+                + ["--norestore", "--nologo", "--nodefault",
+                   "--nolockcheck", "--accept=pipe,name=%s;urp;" % self.pipe_name,
+                   "-env:UserInstallation=" + uno.systemPathToFileUrl(self.profile_dir)])
 
     def start(self):
         """Starts the office and connects to it; arms the time-out."""
