@@ -4,7 +4,10 @@ test_calc.py in its office session (statgpu.oxt installed).
   - the menu: the extension's Addons configuration merges a submenu "GPU
     Statistics (statgpu)" into Calc's Data > Statistics, for spreadsheets
     only, with an entry per analysis and About; every entry's URL is
-    dispatched in a Calc window, and none is offered in a Writer window;
+    dispatched in a Calc window, and none in another kind of document where
+    the office has one; the window's real menu bar, read through its
+    accessibility tree, holds the submenu, and choosing each analysis's entry
+    there opens its dialog;
   - each analysis (median and quantiles, k-means, Gaussian mixture, LTS,
     best subsets, inverse Gaussian mixture): its dialog opened from the
     menu's URL, filled through the UNO API (the controls are named by field),
@@ -264,8 +267,9 @@ def check_menu(results, office, document):
     node.Name, node.Value = "nodepath", "/org.openoffice.Office.Addons/AddonUI/OfficeMenuBarMerging"
     merging = provider.createInstanceWithArguments("com.sun.star.configuration.ConfigurationAccess", (node,))
     ours = merging.getByName("org.statgpu.extension").getByName("S1")
-    results.check("menu: merged into Data > Statistics", ours.MergePoint == ".uno:DataMenu\\.uno:StatisticsMenu",
-                  ours.MergePoint)
+    results.check("menu: merged after Data > Statistics > Fourier Analysis",
+                  ours.MergePoint == ".uno:DataMenu\\.uno:StatisticsMenu\\.uno:FourierAnalysisDialog"
+                  and ours.MergeCommand == "AddAfter", ours.MergePoint)
     results.check("menu: spreadsheets only", ours.MergeContext == "com.sun.star.sheet.SpreadsheetDocument")
     top = ours.getByName("MenuItems").getByName("M1")
     results.check("menu: submenu 'GPU Statistics (statgpu)'", top.Title == "GPU Statistics (statgpu)", top.Title)
@@ -277,6 +281,7 @@ def check_menu(results, office, document):
     frame = document.getCurrentController().getFrame()
     for url in wanted:
         results.check("menu: %s is dispatched in Calc" % url, frame.queryDispatch(url_of(url), "", 0) is not None)
+    check_menu_bar(results, office, frame)
     # Another kind of document, where the office has one (a Calc-only
     # install has no Writer, Draw or Math).
     for factory in ("swriter", "sdraw", "smath"):
@@ -297,6 +302,64 @@ def check_menu(results, office, document):
     state, text = dispatch(frame, "about")
     results.check("About: the version and the backend", state == 1 and "statgpu 0." in text and "Backend: " in text,
                   (text or "")[:120])
+
+
+MENU_TITLES = ["Median and quantiles", "K-means clustering", "Gaussian mixture", "Robust regression (LTS)",
+               "Best subset regression", "Inverse Gaussian mixture"]
+
+
+def accessible_child(context, name=None, role=None):
+    for index in range(context.getAccessibleChildCount()):
+        child = context.getAccessibleChild(index).getAccessibleContext()
+        if (name is None or child.getAccessibleName() == name) and (role is None or child.getAccessibleRole() == role):
+            return child
+    return None
+
+
+def check_menu_bar(results, office, frame):
+    """The window's own menu bar, through its accessibility tree: Data >
+    Statistics holds the submenu with the entries in order, and choosing an
+    analysis's entry opens its dialog. (A menu's entries get their texts when
+    it opens, so each menu is opened on the way, as a user does.)"""
+    from com.sun.star.accessibility.AccessibleRole import MENU_BAR, PUSH_BUTTON
+    menu = accessible_child(frame.getContainerWindow().getAccessibleContext(), role=MENU_BAR)
+    for name in ("Data", "Statistics", "GPU Statistics (statgpu)"):
+        menu = accessible_child(menu, name) if menu is not None else None
+        if menu is not None:
+            menu.doAccessibleAction(0)
+            time.sleep(0.3)
+    results.check("menu bar: Data > Statistics > GPU Statistics (statgpu)", menu is not None)
+    if menu is None:
+        return
+    entries = [menu.getAccessibleChild(i).getAccessibleContext().getAccessibleName()
+               for i in range(menu.getAccessibleChildCount())]
+    wanted = [title + "..." for title in MENU_TITLES] + ["", "About statgpu / backend..."]
+    results.check("menu bar: the entries in order, a separator before About", entries == wanted, entries)
+    toolkit = office.context.ServiceManager.createInstanceWithContext("com.sun.star.awt.Toolkit", office.context)
+    for title in MENU_TITLES:
+        accessible_child(menu, title + "...").doAccessibleAction(0)
+        dialog = None
+        for _ in range(50):
+            time.sleep(0.1)
+            windows = [toolkit.getTopWindow(i).getAccessibleContext() for i in range(toolkit.getTopWindowCount())]
+            dialog = next((w for w in windows if w.getAccessibleName() == title + " (statgpu)"), None)
+            if dialog is not None:
+                break
+        results.check("menu bar: '%s...' opens its dialog" % title, dialog is not None)
+        cancel = find_accessible(dialog, "Cancel", PUSH_BUTTON) if dialog is not None else None
+        if cancel is not None:
+            cancel.doAccessibleAction(0)
+
+
+def find_accessible(context, name, role):
+    for index in range(context.getAccessibleChildCount()):
+        child = context.getAccessibleChild(index).getAccessibleContext()
+        if child.getAccessibleName() == name and child.getAccessibleRole() == role:
+            return child
+        found = find_accessible(child, name, role)
+        if found is not None:
+            return found
+    return None
 
 
 def analysis_data(sheet, source_dir):
