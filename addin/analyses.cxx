@@ -428,6 +428,10 @@ std::vector<std::pair<std::string, std::string>> settingsOf(const Request& reque
                                                          + " rows of data)");
             continue;
         }
+        // Options the run does not read (the held-out share without holdout) are not listed.
+        const std::string validation = value(request, "validation");
+        if ((field.id == "holdout" && validation != "holdout") || (field.id == "folds" && validation != "kfold"))
+            continue;
         std::string shown = value(request, field.id);
         if (field.kind == FieldKind::Check)
             shown = shown == "1" ? "yes" : "no";

@@ -4,6 +4,7 @@
 #include "report.hxx"
 
 #include <com/sun/star/awt/AsyncCallback.hpp>
+#include <com/sun/star/awt/PosSize.hpp>
 #include <com/sun/star/awt/Toolkit.hpp>
 #include <com/sun/star/awt/XButton.hpp>
 #include <com/sun/star/awt/XControlContainer.hpp>
@@ -58,7 +59,7 @@ std::vector<rtl::Reference<AnalysisDialog>>& openDialogs()
 constexpr sal_Int32 kWidth = 276;
 constexpr sal_Int32 kHeight = 236;
 constexpr sal_Int32 kLabelX = 8, kLabelWidth = 112;
-constexpr sal_Int32 kFieldX = 122, kFieldWidth = 126;
+constexpr sal_Int32 kFieldX = 122, kFieldWidth = 146;
 constexpr sal_Int32 kPickerWidth = 18;
 constexpr sal_Int32 kRowHeight = 17;
 constexpr sal_Int32 kPageTop = 26;
@@ -275,12 +276,14 @@ void AnalysisDialog::build()
         auto note = add.add("com.sun.star.awt.UnoControlFixedTextModel", "missing_note",
                             static_cast<sal_Int32>(Page::Options), kLabelX, y, kWidth - 16, 34);
         note->setPropertyValue("MultiLine", Any(true));
-        note->setPropertyValue(
-            "Label", Any(OUString::createFromAscii(analysis_.method.empty()
-                                      ? "Missing data: empty cells and text are skipped, as MEDIAN skips them."
-                                      : "Missing data: a row with an empty or text cell is left out, as the cell "
-                                        "function leaves it out; its per-row results stay empty (COUNT and SUM "
-                                        "ignore them).")));
+        const char* missing =
+            analysis_.method.empty()    ? "Missing data: empty cells and text are skipped, as MEDIAN skips them."
+            : analysis_.method == "igmm" ? "Missing data: empty cells and text are skipped in each column (data set), "
+                                           "so the columns may differ in length."
+                                         : "Missing data: a row with an empty or text cell is left out, as the cell "
+                                           "function leaves it out; its per-row results stay empty (COUNT and SUM "
+                                           "ignore them).";
+        note->setPropertyValue("Label", Any(OUString::createFromAscii(missing)));
     }
     // Outputs.
     const sal_Int32 outputs = static_cast<sal_Int32>(Page::Outputs);
@@ -308,8 +311,6 @@ void AnalysisDialog::build()
     add.list("write", choiceItems("write", {}), "values",
              "Values, or array formulas of the cell functions that follow the data.", outputs, kFieldX, y,
              kFieldWidth);
-    model("target_cell")->setPropertyValue("Enabled", Any(false));
-    model("pick_target_cell")->setPropertyValue("Enabled", Any(false));
 
     // Every page: the message line, the progress and the buttons.
     auto message = add.add("com.sun.star.awt.UnoControlFixedTextModel", "message", 0, 8, 178, kWidth - 16, 24);
@@ -339,8 +340,37 @@ void AnalysisDialog::build()
         }
     }
     Reference<css::awt::XListBox>(controls->getControl("target"), UNO_QUERY_THROW)->addItemListener(this);
-    Reference<css::awt::XWindow>(controls->getControl("progress"), UNO_QUERY_THROW)->setVisible(false);
+    if (const Reference<css::awt::XListBox> validation(controls->getControl("validation"), UNO_QUERY); validation.is())
+        validation->addItemListener(this);
+    enableDependentFields();
+    model("progress")->setPropertyValue("EnableVisible", Any(false));
     Reference<css::awt::XTopWindow>(dialog_->getPeer(), UNO_QUERY_THROW)->addTopWindowListener(this);
+    // Centred on the document's window, as the office's own dialogs open.
+    const Reference<css::awt::XWindow> window(dialog_, UNO_QUERY_THROW);
+    const css::awt::Rectangle outer = frame_->getContainerWindow()->getPosSize();
+    const css::awt::Rectangle own = window->getPosSize();
+    window->setPosSize(std::max<sal_Int32>(0, (outer.Width - own.Width) / 2),
+                       std::max<sal_Int32>(0, (outer.Height - own.Height) / 2), 0, 0, css::awt::PosSize::POS);
+}
+
+// Fields that only one choice reads are enabled with it: the held-out share
+// with holdout, the folds with k-fold, the cell with results to a cell.
+void AnalysisDialog::enableDependentFields()
+{
+    const Values read = values();
+    const auto enable = [&](const char* id, bool on) {
+        if (const auto control = model(id); control.is())
+            control->setPropertyValue("Enabled", Any(on));
+    };
+    const auto validation = read.find("validation");
+    if (validation != read.end())
+    {
+        enable("holdout", validation->second == "holdout");
+        enable("folds", validation->second == "kfold");
+    }
+    const bool cell = read.count("target") != 0 && read.at("target") == "cell";
+    enable("target_cell", cell);
+    enable("pick_target_cell", cell);
 }
 
 // The ranges from the selection, as Calc's own statistics dialogs take it: a
@@ -483,9 +513,7 @@ void SAL_CALL AnalysisDialog::actionPerformed(const css::awt::ActionEvent& event
 
 void SAL_CALL AnalysisDialog::itemStateChanged(const css::awt::ItemEvent&)
 {
-    const bool cell = values()["target"] == "cell";
-    model("target_cell")->setPropertyValue("Enabled", Any(cell));
-    model("pick_target_cell")->setPropertyValue("Enabled", Any(cell));
+    enableDependentFields();
 }
 
 void SAL_CALL AnalysisDialog::notify(const Any&)
@@ -514,13 +542,11 @@ bool AnalysisDialog::progress(double fraction)
 
 void AnalysisDialog::run()
 {
-    const Reference<css::awt::XControlContainer> controls(dialog_, UNO_QUERY_THROW);
-    const Reference<css::awt::XWindow> bar(controls->getControl("progress"), UNO_QUERY_THROW);
     auto finish = [&] {
         running_ = false;
         if (!closed_)
         {
-            bar->setVisible(false);
+            model("progress")->setPropertyValue("EnableVisible", Any(false));
             model("ok")->setPropertyValue("Enabled", Any(true));
             model("cancel")->setPropertyValue("Label", Any(OUString("Cancel")));
         }
@@ -541,7 +567,7 @@ void AnalysisDialog::run()
         }
         g_stop_requested.store(false);
         last_progress_ = -1.0;
-        bar->setVisible(true);
+        model("progress")->setPropertyValue("EnableVisible", Any(true));
         model("progress")->setPropertyValue("ProgressValue", Any(static_cast<sal_Int32>(0)));
         model("cancel")->setPropertyValue("Label", Any(OUString("Stop")));
         showMessage("Running " + analysis_.function + "... (Stop or Esc cancels; nothing is written until it ends)");

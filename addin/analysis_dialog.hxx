@@ -79,6 +79,7 @@ private:
     void build();
     void fillFromSelection();
     void showPage(sal_Int32 page);
+    void enableDependentFields();
     void pickRange(const std::string& field);
     void run();
     void close();

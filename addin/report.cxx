@@ -49,6 +49,8 @@ constexpr sal_Int32 kChartWidth = 16000, kChartHeight = 10000;
 constexpr sal_Int32 kChartRows = 24;
 // The widest a column is fitted to (1/100 mm).
 constexpr sal_Int32 kWidestColumn = 5000;
+// Tables of at most this many rows are given number formats cell by cell.
+constexpr sal_Int32 kCellByCell = 64;
 
 // Where the report goes and how far it has come.
 class SheetWriter
@@ -184,6 +186,24 @@ void formatColumns(const SheetWriter& writer, const Sequence<Sequence<Any>>& cel
         }
         if (!numbers)
             continue;
+        if (cells.getLength() <= kCellByCell)
+        {
+            // A short table (a summary: counts beside sums) cell by cell.
+            for (sal_Int32 r = 0; r < cells.getLength(); ++r)
+            {
+                double value = 0.0;
+                if (!(cells[r][c] >>= value))
+                    continue;
+                const bool one_whole = value == std::floor(value) && std::fabs(value) < 1e15;
+                const bool one_plain = value == 0.0 || (std::fabs(value) >= 1e-3 && std::fabs(value) < 1e9);
+                Reference<css::beans::XPropertySet>(writer.sheet()->getCellByPosition(writer.left() + 1 + c,
+                                                                                      writer.row() + r),
+                                                    UNO_QUERY_THROW)
+                    ->setPropertyValue("NumberFormat",
+                                       Any(key(one_whole ? "0" : one_plain ? "0.000000" : "0.000000E+00")));
+            }
+            continue;
+        }
         Reference<css::beans::XPropertySet>(writer.range(writer.left() + 1 + c, writer.row(), 1, cells.getLength()),
                                             UNO_QUERY_THROW)
             ->setPropertyValue("NumberFormat", Any(key(whole ? "0" : plain ? "0.000000" : "0.000000E+00")));

@@ -16,6 +16,8 @@
 #include <com/sun/star/sheet/XSpreadsheet.hpp>
 #include <com/sun/star/uno/XComponentContext.hpp>
 
+#include <limits>
+
 namespace statgpu::dialogs
 {
 // Writes the report of outcome; returns what it wrote to ("sheet 'K-means'").
@@ -39,6 +41,8 @@ struct PlotSeries
 struct Plot
 {
     std::string title, x_title, y_title;
+    double x_step = 0.0;  // the x axis's step, or 0: the chart's own
+    double x_min = std::numeric_limits<double>::quiet_NaN(), x_max = std::numeric_limits<double>::quiet_NaN();
     std::vector<std::string> headers;          // a header per column
     std::vector<std::vector<double>> columns;  // NaN: an empty cell
     std::vector<PlotSeries> series;

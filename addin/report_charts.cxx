@@ -5,6 +5,8 @@
 #include <com/sun/star/beans/XPropertySet.hpp>
 #include <com/sun/star/chart/XAxisXSupplier.hpp>
 #include <com/sun/star/chart/XAxisYSupplier.hpp>
+#include <com/sun/star/chart/ChartAxisPosition.hpp>
+#include <com/sun/star/chart/ChartLegendPosition.hpp>
 #include <com/sun/star/chart/XChartDocument.hpp>
 #include <com/sun/star/chart/XDiagram.hpp>
 #include <com/sun/star/chart2/Symbol.hpp>
@@ -26,6 +28,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <limits>
 
@@ -134,7 +137,7 @@ Plot groupScatter(const std::string& title, const InputRange& data, const Cells&
             plot.columns[g + 1].push_back(static_cast<std::size_t>(group) == g + 1 ? y : kNaN);
     }
     for (std::size_t g = 0; g < groups; ++g)
-        plot.series.push_back({ plot.headers[g + 1], 0, g + 1, false, colourOf(g), 1.4 });
+        plot.series.push_back({ plot.headers[g + 1], 0, g + 1, false, colourOf(g), 1.2 });
     if (two)
     {
         plot.headers.insert(plot.headers.end(), { std::string(centre_word) + " x", centre_word });
@@ -146,7 +149,7 @@ Plot groupScatter(const std::string& title, const InputRange& data, const Cells&
         }
         plot.columns.push_back(xs);
         plot.columns.push_back(ys);
-        plot.series.push_back({ centre_word, plot.columns.size() - 2, plot.columns.size() - 1, false, 0x000000, 3.0 });
+        plot.series.push_back({ centre_word, plot.columns.size() - 2, plot.columns.size() - 1, false, 0x000000, 4.5 });
     }
     return plot;
 }
@@ -231,6 +234,7 @@ std::vector<Plot> mixturePlots(const Request& request, const Outcome& outcome)
             Plot bic;
             bic.title = "BIC against k (lower is better)";
             bic.x_title = "components (k)";
+            bic.x_step = 1.0;
             bic.y_title = "BIC";
             std::vector<std::string> types;
             for (sal_Int32 r = 0; r < candidates.getLength(); ++r)
@@ -328,7 +332,9 @@ Plot criterionPlot(const Request& request, const Outcome& outcome)
                                                                                         : "validation error";
     Plot plot;
     plot.title = header + " against subset size";
+    plot.title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(plot.title[0])));
     plot.x_title = "predictors in the subset";
+    plot.x_step = 1.0;
     plot.y_title = header;
     const std::size_t size_column = columnOf(subsets, "size"), rank_column = columnOf(subsets, "rank"),
                       value_column = columnOf(subsets, header), chosen_column = columnOf(subsets, "chosen");
@@ -436,6 +442,8 @@ Plot quantilePlot(const Request& request, const Outcome& outcome)
     Plot plot;
     plot.title = "Sorted values (quantile function), the chosen quantiles marked";
     plot.x_title = "p";
+    plot.x_min = 0.0;
+    plot.x_max = 1.0;
     plot.y_title = "value";
     plot.headers.push_back("p");
     plot.columns.emplace_back();
@@ -562,6 +570,32 @@ void addChart(const Reference<css::uno::XComponentContext>& context, const Refer
     Reference<css::beans::XPropertySet>(Reference<css::chart::XAxisYSupplier>(diagram, UNO_QUERY_THROW)->getYAxisTitle(),
                                         UNO_QUERY_THROW)
         ->setPropertyValue("String", Any(fromUtf8(plot.y_title)));
+    // The legend below the plot, which keeps the plot's width; each axis
+    // where the other starts (not through 0, across the points); the x
+    // axis's step and range where the plot gives them (whole k, p in [0, 1]).
+    Reference<css::beans::XPropertySet>(old_chart->getLegend(), UNO_QUERY_THROW)
+        ->setPropertyValue("Alignment", Any(css::chart::ChartLegendPosition_BOTTOM));
+    const Reference<css::beans::XPropertySet> x_axis(Reference<css::chart::XAxisXSupplier>(diagram, UNO_QUERY_THROW)->getXAxis(),
+                                                     UNO_QUERY_THROW);
+    const Reference<css::beans::XPropertySet> y_axis(Reference<css::chart::XAxisYSupplier>(diagram, UNO_QUERY_THROW)->getYAxis(),
+                                                     UNO_QUERY_THROW);
+    x_axis->setPropertyValue("CrossoverPosition", Any(css::chart::ChartAxisPosition_START));
+    y_axis->setPropertyValue("CrossoverPosition", Any(css::chart::ChartAxisPosition_START));
+    if (plot.x_step > 0.0)
+    {
+        x_axis->setPropertyValue("AutoStepMain", Any(false));
+        x_axis->setPropertyValue("StepMain", Any(plot.x_step));
+    }
+    if (std::isfinite(plot.x_min))
+    {
+        x_axis->setPropertyValue("AutoMin", Any(false));
+        x_axis->setPropertyValue("Min", Any(plot.x_min));
+    }
+    if (std::isfinite(plot.x_max))
+    {
+        x_axis->setPropertyValue("AutoMax", Any(false));
+        x_axis->setPropertyValue("Max", Any(plot.x_max));
+    }
 
     const Reference<css::chart2::data::XDataProvider> provider = chart->getDataProvider();
     std::vector<Reference<css::chart2::XDataSeries>> all;
