@@ -594,8 +594,8 @@ void AnalysisDialog::run()
         }
         showMessage("Writing the report...");
         writeReport(context_, frame_, request, outcome);
-        finish();
-        close();
+        running_ = false;
+        close();  // done: the dialog goes, as it is (no moment with OK enabled again)
     }
     catch (const FieldError& error)
     {
