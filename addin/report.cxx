@@ -216,7 +216,11 @@ void writeTable(SheetWriter& writer, const Request& request, const ReportTable& 
     Sequence<Sequence<Any>> cells;
     table.cells >>= cells;
     const sal_Int32 rows = cells.getLength();
-    writer.line({ text(table.title) }, true);
+    // Beside the title, the function call that gives the table: its Output word.
+    if (request.analysis->method.empty())
+        writer.line({ text(table.title) }, true);
+    else
+        writer.line({ text(table.title), text(request.analysis->function + " Output \"" + table.name + "\"") }, true);
     std::vector<Any> header{ text(written.per_row                  ? "sheet row"
                                   : !table.row_label_header.empty() ? table.row_label_header
                                                                     : "row") };
