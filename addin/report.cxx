@@ -19,6 +19,7 @@
 #include <com/sun/star/sheet/XArrayFormulaRange.hpp>
 #include <com/sun/star/sheet/XCellRangeAddressable.hpp>
 #include <com/sun/star/sheet/XCellRangeData.hpp>
+#include <com/sun/star/sheet/XCellRangeMovement.hpp>
 #include <com/sun/star/sheet/XSpreadsheetDocument.hpp>
 #include <com/sun/star/sheet/XSpreadsheetView.hpp>
 #include <com/sun/star/sheet/XSpreadsheets.hpp>
@@ -284,26 +285,18 @@ void fitWidths(const SheetWriter& writer)
     }
 }
 
-// Every plot's data block below the tables, and its chart in the rows kept
-// for the charts (chart_row), side by side.
-void writeCharts(const Reference<css::uno::XComponentContext>& context,
-                 const Reference<css::sheet::XSpreadsheetDocument>& document, SheetWriter& writer,
-                 const std::vector<Plot>& plots, sal_Int32 chart_row)
+// Every plot's data block below the tables; returns the blocks, header row
+// first, relative to the report's top left cell.
+std::vector<css::table::CellRangeAddress> writeChartData(SheetWriter& writer, const std::vector<Plot>& plots,
+                                                         sal_Int32 top_row)
 {
+    std::vector<css::table::CellRangeAddress> blocks;
     if (plots.empty())
-        return;
-    const Reference<css::beans::XPropertySet> anchor(writer.sheet()->getCellByPosition(writer.left(), chart_row),
-                                                     UNO_QUERY_THROW);
-    css::awt::Point origin;
-    anchor->getPropertyValue("Position") >>= origin;
+        return blocks;
     writer.skip();
     writer.line({ text("Chart data") }, true);
-    const sal_Int32 sheet_index = Reference<css::sheet::XCellRangeAddressable>(writer.sheet(), UNO_QUERY_THROW)
-                                      ->getRangeAddress()
-                                      .Sheet;
-    for (std::size_t p = 0; p < plots.size(); ++p)
+    for (const Plot& plot : plots)
     {
-        const Plot& plot = plots[p];
         writer.line({ text(plot.title) }, true);
         std::size_t rows = 0;
         for (const auto& column : plot.columns)
@@ -328,16 +321,37 @@ void writeCharts(const Reference<css::uno::XComponentContext>& context,
         Reference<css::beans::XPropertySet>(writer.range(writer.left(), writer.row(), static_cast<sal_Int32>(plot.columns.size()), 1),
                                             UNO_QUERY_THROW)
             ->setPropertyValue("CharWeight", Any(css::awt::FontWeight::BOLD));
-        const css::table::CellRangeAddress block(static_cast<sal_Int16>(sheet_index), writer.left(), writer.row(),
-                                                 writer.left() + static_cast<sal_Int32>(plot.columns.size()) - 1,
-                                                 writer.row() + static_cast<sal_Int32>(rows));
+        blocks.emplace_back(0, 0, writer.row() - top_row, static_cast<sal_Int32>(plot.columns.size()) - 1,
+                            writer.row() - top_row + static_cast<sal_Int32>(rows));
+        writer.skip(static_cast<sal_Int32>(rows) + 2);
+    }
+    return blocks;
+}
+
+// The charts side by side at row chart_row of sheet, from column left; their
+// series read the blocks, moved to (left, top).
+void addCharts(const Reference<css::uno::XComponentContext>& context,
+               const Reference<css::sheet::XSpreadsheetDocument>& document, const Reference<css::sheet::XSpreadsheet>& sheet,
+               sal_Int32 left, sal_Int32 top, sal_Int32 chart_row, const std::vector<Plot>& plots,
+               const std::vector<css::table::CellRangeAddress>& blocks)
+{
+    if (plots.empty())
+        return;
+    css::awt::Point origin;
+    Reference<css::beans::XPropertySet>(sheet->getCellByPosition(left, chart_row), UNO_QUERY_THROW)
+        ->getPropertyValue("Position") >>= origin;
+    const sal_Int16 sheet_index =
+        Reference<css::sheet::XCellRangeAddressable>(sheet, UNO_QUERY_THROW)->getRangeAddress().Sheet;
+    // Chart names are the document's, not the sheet's: the sheet's name makes them unique.
+    const std::string sheet_name = toUtf8(Reference<css::container::XNamed>(sheet, UNO_QUERY_THROW)->getName());
+    for (std::size_t p = 0; p < plots.size(); ++p)
+    {
+        const css::table::CellRangeAddress block(sheet_index, left + blocks[p].StartColumn, top + blocks[p].StartRow,
+                                                 left + blocks[p].EndColumn, top + blocks[p].EndRow);
         const css::awt::Rectangle rectangle(origin.X + static_cast<sal_Int32>(p) * (kChartWidth + 500), origin.Y,
                                             kChartWidth, kChartHeight);
-        // Chart names are the document's, not the sheet's: the sheet's name makes them unique.
-        const std::string sheet_name = toUtf8(Reference<css::container::XNamed>(writer.sheet(), UNO_QUERY_THROW)->getName());
-        addChart(context, writer.sheet(), rangeReference(document, block, true), sheet_name + " chart " + std::to_string(p + 1),
-                 rectangle, plot, block);
-        writer.skip(static_cast<sal_Int32>(rows) + 2);
+        addChart(context, sheet, rangeReference(document, block, true), sheet_name + " chart " + std::to_string(p + 1),
+                 rectangle, plots[p], block);
     }
 }
 } // namespace
@@ -348,8 +362,7 @@ OUString writeReport(const Reference<css::uno::XComponentContext>& context, cons
     Reference<css::sheet::XSpreadsheetDocument> document(frame->getController()->getModel(), UNO_QUERY_THROW);
     const Reference<css::sheet::XSpreadsheetView> view(frame->getController(), UNO_QUERY_THROW);
     Reference<css::sheet::XSpreadsheetView> target_view = view;
-    Reference<css::sheet::XSpreadsheet> sheet;
-    sal_Int32 column = 0, row = 0;
+    Reference<css::sheet::XSpreadsheet> sheet;  // where the report is written, from its top left cell
     OUString where;
     const Analysis& analysis = *request.analysis;
     if (request.target == Target::NewDocument)
@@ -364,12 +377,19 @@ OUString writeReport(const Reference<css::uno::XComponentContext>& context, cons
     }
     const Reference<css::document::XUndoManager> undo =
         Reference<css::document::XUndoManagerSupplier>(document, UNO_QUERY_THROW)->getUndoManager();
-    undo->enterUndoContext(fromUtf8("statgpu: " + analysis.title + " report"));
+    const OUString undo_title = fromUtf8("statgpu: " + analysis.title + " report");
+    undo->enterUndoContext(undo_title);
     try
     {
+        const Reference<css::sheet::XSpreadsheets> sheets = document->getSheets();
+        // Cells written in blocks (setDataArray) are not undone by Calc 7.4;
+        // a new sheet is undone whole, and a copy of cells is undone with
+        // what it covered. So a report to a cell is written to a sheet of its
+        // own first, copied to the cell, and that sheet removed.
+        OUString scratch_name;
+        Reference<css::sheet::XSpreadsheet> target_sheet;
         if (request.target == Target::NewSheet)
         {
-            const Reference<css::sheet::XSpreadsheets> sheets = document->getSheets();
             const sal_Int16 active = Reference<css::sheet::XCellRangeAddressable>(view->getActiveSheet(), UNO_QUERY_THROW)
                                          ->getRangeAddress()
                                          .Sheet;
@@ -380,15 +400,21 @@ OUString writeReport(const Reference<css::uno::XComponentContext>& context, cons
         }
         else if (request.target == Target::Cell)
         {
-            const Reference<css::container::XIndexAccess> sheets(document->getSheets(), UNO_QUERY_THROW);
-            sheet.set(sheets->getByIndex(request.target_cell.Sheet), UNO_QUERY_THROW);
-            column = request.target_cell.Column;
-            row = request.target_cell.Row;
-            where = "the cell " + rangeReference(document, css::table::CellRangeAddress(request.target_cell.Sheet, column, row, column, row),
-                                            false);
+            const Reference<css::container::XIndexAccess> all(sheets, UNO_QUERY_THROW);
+            target_sheet.set(all->getByIndex(request.target_cell.Sheet), UNO_QUERY_THROW);
+            scratch_name = uniqueSheetName(sheets, "statgpu report being written");
+            sheets->insertNewByName(scratch_name, static_cast<sal_Int16>(all->getCount()));
+            sheet.set(sheets->getByName(scratch_name), UNO_QUERY_THROW);
+            where = "the cell " + rangeReference(document,
+                                                 css::table::CellRangeAddress(request.target_cell.Sheet,
+                                                                              request.target_cell.Column,
+                                                                              request.target_cell.Row,
+                                                                              request.target_cell.Column,
+                                                                              request.target_cell.Row),
+                                                 false);
         }
 
-        SheetWriter writer(document, sheet, column, row);
+        SheetWriter writer(document, sheet, 0, 0);
         writer.line({ text(analysis.title) }, true, 14.0f);
         writer.line({ text(std::string("statgpu ") + statgpu_version_string() + " report, " + today()) });
         writer.skip();
@@ -413,19 +439,35 @@ OUString writeReport(const Reference<css::uno::XComponentContext>& context, cons
                 for (const ReportTable& written : outcome.tables)
                     if (written.table.name == name && written.per_row == per_row)
                         writeTable(writer, request, written);
-        fitWidths(writer);
-        writeCharts(context, document, writer, plots, chart_row);
-        if (target_view.is() && request.target != Target::Cell)
-            target_view->setActiveSheet(sheet);
+        const std::vector<css::table::CellRangeAddress> blocks = writeChartData(writer, plots, 0);
+        if (request.target == Target::Cell)
+        {
+            const sal_Int16 scratch_index =
+                Reference<css::sheet::XCellRangeAddressable>(sheet, UNO_QUERY_THROW)->getRangeAddress().Sheet;
+            Reference<css::sheet::XCellRangeMovement>(target_sheet, UNO_QUERY_THROW)
+                ->copyRange(request.target_cell,
+                            css::table::CellRangeAddress(scratch_index, 0, 0, std::max<sal_Int32>(0, writer.widest() - 1),
+                                                         std::max<sal_Int32>(0, writer.row() - 1)));
+            sheets->removeByName(scratch_name);
+            addCharts(context, document, target_sheet, request.target_cell.Column, request.target_cell.Row,
+                      request.target_cell.Row + chart_row, plots, blocks);
+        }
+        else
+        {
+            fitWidths(writer);
+            addCharts(context, document, sheet, 0, 0, chart_row, plots, blocks);
+            if (target_view.is())
+                target_view->setActiveSheet(sheet);
+        }
         undo->leaveUndoContext();
     }
     catch (...)
     {
-        // Nothing half-written stays: the context so far is undone.
+        // Nothing half-written stays: what this report did so far is undone.
         undo->leaveUndoContext();
         try
         {
-            if (undo->isUndoPossible())
+            if (undo->isUndoPossible() && undo->getCurrentUndoActionTitle() == undo_title)
                 undo->undo();
         }
         catch (...)

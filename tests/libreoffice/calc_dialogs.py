@@ -509,9 +509,14 @@ def check_variants(results, document, frame, fields, formulas):
     # Results to a cell of this sheet.
     controller.setActiveSheet(data)
     message = run_dialog(frame, "lts", dict(fields["lts"], target="A cell of this sheet", target_cell="$Data.$P$1"))
-    results.check("results to a cell: the report starts at P1 of the data sheet",
-                  message == "" and data.getCellRangeByName("P1").getString() == "Robust regression (LTS)",
+    results.check("results to a cell: the report starts at P1 of the data sheet, its chart there",
+                  message == "" and data.getCellRangeByName("P1").getString() == "Robust regression (LTS)"
+                  and len(data.getCharts().getElementNames()) == 1 and sheets.getCount() == count,
                   [message, data.getCellRangeByName("P1").getString()])
+    document.getUndoManager().undo()
+    results.check("results to a cell: one undo removes the report's cells and chart, the data stay",
+                  data.getCellRangeByName("P1").getString() == "" and not data.getCharts().getElementNames()
+                  and data.getCellRangeByName("A1").getString() == "eruptions")
 
     # Results to a new document.
     components = office_documents(document)
