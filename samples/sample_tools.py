@@ -196,9 +196,11 @@ def add_dialog_report(office, document, sheet, command, selection, fields, note_
     ok.getPeer().getAccessibleContext().doAccessibleAction(0)
     deadline = time.monotonic() + DIALOG_TIMEOUT_S
     while dialog.getPeer() is not None:
-        message = dialog.getControl("message").getModel().Label
-        if (message and ok.getModel().Enabled) or time.monotonic() > deadline:
-            raise RuntimeError("%s: the dialog wrote no report: %s" % (entry, message or "no answer"))
+        state = open_dialog_state(dialog, ok)
+        if state is not None:
+            message, enabled = state
+            if (message and enabled) or time.monotonic() > deadline:
+                raise RuntimeError("%s: the dialog wrote no report: %s" % (entry, message or "no answer"))
         time.sleep(0.1)
     added = set(document.Sheets.getElementNames()) - sheets_before
     if len(added) != 1:
@@ -212,6 +214,17 @@ def add_dialog_report(office, document, sheet, command, selection, fields, note_
     controller.setActiveSheet(sheet)
     controller.select(sheet.getCellRangeByName("A1"))
     return report
+
+
+def open_dialog_state(dialog, ok):
+    """(its message, whether ok is enabled) of a dialog still open, or None
+    once it is closing: it may close between any two calls, and its
+    controls' models are then gone."""
+    message = dialog.getControl("message")
+    models = (message.getModel() if message is not None else None, ok.getModel())
+    if None in models:
+        return None
+    return models[0].Label, models[1].Enabled
 
 
 class Chart:
