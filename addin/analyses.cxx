@@ -450,8 +450,9 @@ using Functions = Reference<org::statgpu::XStatGpu>;
 
 // The tables of the run, each with its array formula: formula_of(table).
 void collect(Outcome& outcome, const addin::ReportRun& run, const std::function<OUString(const std::string&)>& formula_of,
-             sal_Int32 data_rows)
+             const InputRange& rows_of)
 {
+    const sal_Int32 data_rows = rows_of.cells.getLength();
     for (const addin::CollectedTable& table : run.tables)
     {
         ReportTable written;
@@ -460,6 +461,9 @@ void collect(Outcome& outcome, const addin::ReportRun& run, const std::function<
         Cells cells;
         table.cells >>= cells;
         written.per_row = cells.getLength() == data_rows && table.name != "summary" && table.name != "parameters";
+        // The sheet row of the first: the label row's when the call took it.
+        written.first_row = data_rows > rows_of.data.EndRow - rows_of.data.StartRow + 1 ? rows_of.whole.StartRow
+                                                                                         : rows_of.data.StartRow;
         outcome.tables.push_back(std::move(written));
     }
 }
@@ -551,7 +555,7 @@ void runKmeans(const Request& request, const Functions& functions, addin::Report
     collect(outcome, run, [&](const std::string& table) {
         return "KMEANS(" + data.reference + ";" + num(k) + ";" + wordText(table) + ";" + num(restarts) + ";"
                + num(iterations) + ";" + num(seed) + ")";
-    }, data.cells.getLength());
+    }, data);
 }
 
 void runGmm(const Request& request, const Functions& functions, addin::ReportRun& run, Outcome& outcome)
@@ -567,7 +571,7 @@ void runGmm(const Request& request, const Functions& functions, addin::ReportRun
     collect(outcome, run, [&](const std::string& table) {
         return "GMMFIT(" + data.reference + ";" + k + ";" + wordText(covariance) + ";" + wordText(table) + ";"
                + num(restarts) + ";" + num(iterations) + ";" + num(seed) + ")";
-    }, data.cells.getLength());
+    }, data);
 }
 
 void runLts(const Request& request, const Functions& functions, addin::ReportRun& run, Outcome& outcome)
@@ -580,7 +584,7 @@ void runLts(const Request& request, const Functions& functions, addin::ReportRun
     collect(outcome, run, [&](const std::string& table) {
         return "LTSFIT(" + y.reference + ";" + x.reference + ";" + num(alpha) + ";" + wordText(table) + ";"
                + OUString(intercept ? "1" : "0") + ";" + num(seed) + ")";
-    }, y.cells.getLength());
+    }, y);
 }
 
 // input with its label row put back (the cells and the reference).
@@ -620,19 +624,22 @@ void runBestSubset(const Request& request, const Functions& functions, addin::Re
         return "BESTSUBSET(" + y.reference + ";" + x.reference + ";" + num(max_size) + ";" + wordText(table) + ";"
                + OUString(intercept ? "1" : "0") + ";" + wordText(validation) + ";" + wordText(criterion) + ";"
                + num(nbest) + ";" + num(seed) + ")";
-    }, y.cells.getLength());
+    }, y);
 }
 
 void runIgmm(const Request& request, const Functions& functions, addin::ReportRun& run, Outcome& outcome)
 {
-    const InputRange& data = request.ranges.at("data");
+    // With labels, Data as given: IGMMFIT names the data sets from its first
+    // row of texts itself, so the report's values and its live formulas name
+    // them alike.
+    const InputRange data = request.labels ? withLabels(request.ranges.at("data")) : request.ranges.at("data");
     const double k = number(request, "k"), starts = number(request, "starts"),
                  iterations = number(request, "maxiter"), seed = number(request, "seed");
     functions->igmmFit(data.cells, k, word("summary"), Any(starts), Any(iterations), Any(seed));
     collect(outcome, run, [&](const std::string& table) {
         return "IGMMFIT(" + data.reference + ";" + num(k) + ";" + wordText(table) + ";" + num(starts) + ";"
                + num(iterations) + ";" + num(seed) + ")";
-    }, data.cells.getLength());
+    }, data);
 }
 } // namespace
 

@@ -150,8 +150,10 @@ struct ReportTable
     addin::CollectedTable table;
     OUString array_formula;
     std::vector<std::vector<OUString>> cell_formulas;
-    // The rows are the data's rows (a per-row table): labelled by the sheet's row numbers.
+    // The rows are the data's rows (a per-row table): labelled by the sheet's row numbers,
+    // from first_row (0-based).
     bool per_row = false;
+    sal_Int32 first_row = 0;
 };
 
 struct Outcome

@@ -218,8 +218,9 @@ FUNCTIONS = [
         "summary per data set or each value's most likely component. Enter it as an array formula.",
         [Argument("data", RANGE, "Data",
                   "The data sets, one per column: positive numbers; empty and text cells are skipped, so "
-                  "columns may differ in length. A column with a value that is not positive, fewer than "
-                  "3 k values or all values equal is not fitted: its status says why."),
+                  "columns may differ in length, and a first row of texts names the data sets. A column "
+                  "with a value that is not positive, fewer than 3 k values or all values equal is not "
+                  "fitted: its status says why."),
          Argument("k", "double", "k",
                   "The number of components, from 1 to 64; a fraction is rounded down."),
          Argument("output", "any", "Output",

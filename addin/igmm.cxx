@@ -16,6 +16,7 @@ struct DataSets
     std::vector<std::vector<double>> values;
     std::vector<std::vector<sal_Int32>> rows;
     sal_Int32 row_count = 0;
+    std::vector<std::string> names;  // from a first row of texts, or empty
 };
 
 DataSets readDataSets(const Range& data)
@@ -41,6 +42,17 @@ DataSets readDataSets(const Range& data)
     }
     if (columns == 0)
         raiseCalcError(CalcError::IllegalArgument, "Data is empty", argument::igmmFit::data);
+    // A first row of texts (skipped as every text is) names the data sets.
+    for (sal_Int32 column = 0; column < columns; ++column)
+    {
+        OUString name;
+        if (!(data[0][column] >>= name) || name.trim().isEmpty())
+        {
+            sets.names.clear();
+            break;
+        }
+        sets.names.push_back(OUStringToOString(name.trim(), RTL_TEXTENCODING_UTF8).getStr());
+    }
     return sets;
 }
 
@@ -103,11 +115,20 @@ Any SAL_CALL StatGpuAddIn::igmmFit(const Range& data, double k, const Any& outpu
                                                                                           statgpu_igmm_result_destroy);
         if (chosen.table == "labels")
             return labelCells(sets, *result);
-        return resultTable(
+        Any table = resultTable(
             [&](statgpu_context* context, const statgpu_table_params* table_params, statgpu_table_set** set) {
                 return statgpu_igmm_tables(context, result.get(), table_params, set);
             },
-            chosen.table, {});
+            chosen.table, {}, sets.names);
+        // A dialog's report keeps the labels as this function gives them: in Data's shape.
+        if (ReportRun* const report = currentReportRun(); report != nullptr)
+            for (CollectedTable& collected : report->tables)
+                if (collected.name == "labels")
+                {
+                    collected.cells = labelCells(sets, *result);
+                    collected.row_labels.clear();
+                }
+        return table;
     });
 }
 

@@ -138,15 +138,6 @@ OUString uniqueSheetName(const Reference<css::sheet::XSpreadsheets>& sheets, con
     return name;
 }
 
-// The first data row of the table's rows on the sheet (per-row tables).
-sal_Int32 firstDataRow(const Request& request)
-{
-    for (const char* id : { "data", "y" })
-        if (const auto found = request.ranges.find(id); found != request.ranges.end())
-            return found->second.data.StartRow;
-    return 0;
-}
-
 // A number format for each numeric column of a table: whole numbers as
 // such, others with six decimals, or in scientific notation where they are
 // very small or very large; the cells keep every digit. Set with the undo
@@ -229,7 +220,7 @@ void writeTable(SheetWriter& writer, const Request& request, const ReportTable& 
         header.push_back(text(column));
     writer.line(header, true);
     Sequence<Sequence<Any>> labels(rows);
-    const sal_Int32 first_row = firstDataRow(request);
+    const sal_Int32 first_row = written.first_row;
     for (sal_Int32 r = 0; r < rows; ++r)
     {
         const std::size_t index = static_cast<std::size_t>(r);
