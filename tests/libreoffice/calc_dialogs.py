@@ -110,13 +110,26 @@ def run_dialog(frame, command, fields, timeout_s=120):
     end = time.time() + timeout_s
     while time.time() < end:
         time.sleep(0.1)
-        if dialog.getPeer() is None:
+        message = dialog_message(dialog)
+        if message is None:
             return ""
-        message = dialog.getControl("message").getModel().Label
         if message and not message.startswith(("Running", "Writing")):
             click(dialog, "cancel")
             return message
     return "timed out"
+
+
+def dialog_message(dialog):
+    """The dialog's message line, or None once the dialog has closed (which
+    may happen between any two calls here: the run is on the office's main
+    thread)."""
+    try:
+        if dialog.getPeer() is None:
+            return None
+        control = dialog.getControl("message")
+        return None if control is None else control.getModel().Label
+    except Exception:  # disposed meanwhile
+        return None
 
 
 def same(a, b):
@@ -577,14 +590,15 @@ def check_stop(results, document, frame):
     message = ""
     while time.time() - started < 120:
         time.sleep(0.1)
-        if dialog.getPeer() is None:
+        shown = dialog_message(dialog)
+        if shown is None:
             break
-        message = dialog.getControl("message").getModel().Label
+        message = shown
         if message.startswith(("Stopped", "KMEANS failed")):
             break
     results.check("stop: the run stops within 2 s and writes nothing",
                   message.startswith("Stopped") and sheets.getCount() == count and time.time() - started < 2.0,
                   "%s after %.2f s" % (message, time.time() - started))
-    if dialog.getPeer() is not None:
+    if dialog_message(dialog) is not None:
         click(dialog, "cancel")
     sheets.removeByName("Big")
