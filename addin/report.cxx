@@ -341,7 +341,7 @@ void addCharts(const Reference<css::uno::XComponentContext>& context,
                                                  left + blocks[p].EndColumn, top + blocks[p].EndRow);
         const css::awt::Rectangle rectangle(origin.X + static_cast<sal_Int32>(p) * (kChartWidth + 500), origin.Y,
                                             kChartWidth, kChartHeight);
-        addChart(context, sheet, rangeReference(document, block, true), sheet_name + " chart " + std::to_string(p + 1),
+        addChart(context, sheet, document, sheet_name + " chart " + std::to_string(p + 1),
                  rectangle, plots[p], block);
     }
 }

@@ -14,6 +14,7 @@
 #include <com/sun/star/awt/Rectangle.hpp>
 #include <com/sun/star/frame/XFrame.hpp>
 #include <com/sun/star/sheet/XSpreadsheet.hpp>
+#include <com/sun/star/sheet/XSpreadsheetDocument.hpp>
 #include <com/sun/star/uno/XComponentContext.hpp>
 
 #include <limits>
@@ -54,7 +55,7 @@ std::vector<Plot> plotsOf(const Request& request, const Outcome& outcome);
 // Adds the chart of plot at rectangle (1/100 mm) of sheet, its series read
 // from the block written at block (its header row first).
 void addChart(const css::uno::Reference<css::uno::XComponentContext>& context,
-              const css::uno::Reference<css::sheet::XSpreadsheet>& sheet, const OUString& sheet_reference,
-              const std::string& name, const css::awt::Rectangle& rectangle, const Plot& plot,
+              const css::uno::Reference<css::sheet::XSpreadsheet>& sheet,
+              const css::uno::Reference<css::sheet::XSpreadsheetDocument>& document, const std::string& name, const css::awt::Rectangle& rectangle, const Plot& plot,
               const css::table::CellRangeAddress& block);
 } // namespace statgpu::dialogs

@@ -496,22 +496,17 @@ sequence(const Reference<css::uno::XComponentContext>& context,
     return labelled;
 }
 
-// "$Sheet.$C$10:$C$20" for column c of block (rows after the header), or the header cell.
-OUString columnReference(const OUString& block_reference, const css::table::CellRangeAddress& block, std::size_t column,
-                         bool header)
+// Column c of block, below its header row, or that column's header cell, as
+// the chart's data provider reads a range.
+OUString columnReference(const Reference<css::sheet::XSpreadsheetDocument>& document,
+                         const css::table::CellRangeAddress& block, std::size_t c, bool header)
 {
-    // The block's reference is "$Sheet.$A$1:$F$30": its sheet part up to the
-    // last '.' before the first cell, then cells rebuilt here.
-    const sal_Int32 colon = block_reference.indexOf(':');
-    const OUString first = colon >= 0 ? block_reference.copy(0, colon) : block_reference;
-    const OUString sheet = first.copy(0, first.lastIndexOf('.'));
-    std::string letters;
-    for (sal_Int32 c = block.StartColumn + static_cast<sal_Int32>(column) + 1; c > 0; c = (c - 1) / 26)
-        letters.insert(letters.begin(), static_cast<char>('A' + (c - 1) % 26));
-    const OUString col = "$" + fromUtf8(letters) + "$";
-    if (header)
-        return sheet + "." + col + OUString::number(block.StartRow + 1);
-    return sheet + "." + col + OUString::number(block.StartRow + 2) + ":" + col + OUString::number(block.EndRow + 1);
+    const sal_Int32 column = block.StartColumn + static_cast<sal_Int32>(c);
+    return rangeReference(document,
+                          header ? css::table::CellRangeAddress(block.Sheet, column, block.StartRow, column, block.StartRow)
+                                 : css::table::CellRangeAddress(block.Sheet, column, block.StartRow + 1, column,
+                                                                block.EndRow),
+                          true);
 }
 } // namespace
 
@@ -539,7 +534,8 @@ std::vector<Plot> plotsOf(const Request& request, const Outcome& outcome)
 }
 
 void addChart(const Reference<css::uno::XComponentContext>& context, const Reference<css::sheet::XSpreadsheet>& sheet,
-              const OUString& block_reference, const std::string& name, const css::awt::Rectangle& rectangle,
+              const Reference<css::sheet::XSpreadsheetDocument>& document, const std::string& name,
+              const css::awt::Rectangle& rectangle,
               const Plot& plot, const css::table::CellRangeAddress& block)
 {
     const Reference<css::table::XTableCharts> charts =
@@ -605,10 +601,10 @@ void addChart(const Reference<css::uno::XComponentContext>& context, const Refer
             context->getServiceManager()->createInstanceWithContext("com.sun.star.chart2.DataSeries", context),
             UNO_QUERY_THROW);
         Reference<css::chart2::data::XDataSink>(series, UNO_QUERY_THROW)
-            ->setData(sequenceOf<Reference<css::chart2::data::XLabeledDataSequence>>({ sequence(context, provider, columnReference(block_reference, block, item.x, false), "values-x",
+            ->setData(sequenceOf<Reference<css::chart2::data::XLabeledDataSequence>>({ sequence(context, provider, columnReference(document, block, item.x, false), "values-x",
                                  OUString()),
-                        sequence(context, provider, columnReference(block_reference, block, item.y, false), "values-y",
-                                 columnReference(block_reference, block, item.y, true)) }));
+                        sequence(context, provider, columnReference(document, block, item.y, false), "values-y",
+                                 columnReference(document, block, item.y, true)) }));
         const Reference<css::beans::XPropertySet> properties(series, UNO_QUERY_THROW);
         properties->setPropertyValue("Color", Any(item.colour));
         css::chart2::Symbol symbol;

@@ -235,10 +235,11 @@ OUString SAL_CALL StatGpuAddIn::gpuInfo()
 
 namespace
 {
-css::uno::Reference<css::uno::XInterface> SAL_CALL
-createStatGpuAddIn(const css::uno::Reference<css::lang::XMultiServiceFactory>& service_manager)
+// The office's component context (for the progress bar of long calls, and
+// the menu's dialogs), or empty.
+css::uno::Reference<css::uno::XComponentContext>
+officeContext(const css::uno::Reference<css::lang::XMultiServiceFactory>& service_manager)
 {
-    // The office's component context, for the progress bar of long calls.
     css::uno::Reference<css::uno::XComponentContext> context;
     try
     {
@@ -249,17 +250,19 @@ createStatGpuAddIn(const css::uno::Reference<css::lang::XMultiServiceFactory>& s
     catch (const css::uno::Exception&)
     {
     }
-    return static_cast<cppu::OWeakObject*>(new statgpu::addin::StatGpuAddIn(context));
+    return context;
+}
+
+css::uno::Reference<css::uno::XInterface> SAL_CALL
+createStatGpuAddIn(const css::uno::Reference<css::lang::XMultiServiceFactory>& service_manager)
+{
+    return static_cast<cppu::OWeakObject*>(new statgpu::addin::StatGpuAddIn(officeContext(service_manager)));
 }
 
 css::uno::Reference<css::uno::XInterface> SAL_CALL
 createMenuHandler(const css::uno::Reference<css::lang::XMultiServiceFactory>& service_manager)
 {
-    css::uno::Reference<css::uno::XComponentContext> context;
-    css::uno::Reference<css::beans::XPropertySet> properties(service_manager, css::uno::UNO_QUERY);
-    if (properties.is())
-        properties->getPropertyValue("DefaultContext") >>= context;
-    return static_cast<cppu::OWeakObject*>(new statgpu::dialogs::MenuHandler(context));
+    return static_cast<cppu::OWeakObject*>(new statgpu::dialogs::MenuHandler(officeContext(service_manager)));
 }
 } // namespace
 
