@@ -9,7 +9,10 @@ Two workbooks: the sample samples/order-statistics.ods, where each GPU* cell
 has its built-in in the next column, and one built here with the awkward
 cases: blanks, text, booleans and negative numbers mixed in, a single cell,
 10^5 cells, arrays of p, and the bad inputs (an empty range, k = 0, k > n,
-p = 2, a range of text only, a range holding an error cell). KMEANS has no
+p = 2, a range of text only, a range holding an error cell). calc_range_rules.py
+gives the order statistics their Data in every form a formula can (hidden and
+filtered rows, another sheet, a whole column, inline arrays, expressions) and
+changes cells of it afterwards, against the built-ins again. KMEANS has no
 built-in to mirror: calc_kmeans.py checks it against R's kmeans, on the
 sample samples/kmeans.ods and a workbook of its own cases; calc_lts.py checks
 LTSFIT against R's robustbase::ltsReg, on samples/lts.ods and its own cases;
@@ -44,6 +47,7 @@ import calc_gmm  # noqa: E402
 import calc_igmm  # noqa: E402
 import calc_kmeans  # noqa: E402
 import calc_lts  # noqa: E402
+import calc_range_rules  # noqa: E402
 import lo_session  # noqa: E402
 
 GPU_FUNCTION = re.compile(r"\bGPU([A-Z]+)\(")
@@ -331,6 +335,7 @@ def main():
             finally:
                 document.close(True)
             check_cases(results, office)
+            calc_range_rules.check(results, office, args.source_dir)
             calc_kmeans.check(results, office, args.source_dir)
             calc_lts.check(results, office, args.source_dir)
             calc_edge_cases.check(results, office, args.source_dir)
