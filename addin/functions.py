@@ -17,6 +17,11 @@ The argument types are the ones that let Calc hand us what we need:
   sequence< sequence< any > >  a range or array, cell by cell, so an empty cell
                                (void) and text (string) can be told from a number;
                                a sequence of doubles would turn both into 0.
+                               A com::sun::star::table::XCellRange reads a large
+                               range faster, but Calc refuses every Data that is
+                               not a reference (an inline array, A1:A10*2, IF(...))
+                               with Err:504 before the call: measured in
+                               bench/NOTES.md ("In Calc"), not used.
   double                       a single number; Calc converts or rejects the rest.
   any                          a single value, or a range (as a sequence of
                                sequences of any) when one is given. Calc makes
