@@ -17,6 +17,10 @@ and the result's copy out) and the wall time of the whole call (which also
 includes the data check on the CPU). PyTorch: CUDA events around the 50
 iterations after a warm-up, data already on the device. CPU peers: wall time.
 
+--skip-gpu leaves out the GPU peers (a machine without CUDA), --skip-cpu the
+CPU peers; --threads N runs statgpu's CPU backend and scikit-learn (through
+threadpoolctl) on the same N threads (0: each one's default, all cores).
+
 Writes kmeans.csv under --out and prints a markdown table.
 """
 import argparse
@@ -32,7 +36,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from statgpu_ctypes import Engine, StatgpuError, kmeans  # noqa: E402
 
 ITERATIONS = 50
-CASES = {"1e6x16k16": (1_000_000, 16, 16), "1e7x16k64": (10_000_000, 16, 64), "small": (100_000, 8, 8)}
+CASES = {"1e6x16k16": (1_000_000, 16, 16), "1e6x16k64": (1_000_000, 16, 64), "2e6x16k64": (2_000_000, 16, 64),
+         "1e7x16k64": (10_000_000, 16, 64), "small": (100_000, 8, 8)}
 
 
 def log(*parts):
@@ -52,8 +57,8 @@ def make_blobs(n, d, k, seed):
     return data, initial
 
 
-def ours(engine, backend, data, initial, repeats):
-    context = engine.context(backend=backend)
+def ours(engine, backend, data, initial, repeats, threads):
+    context = engine.context(backend=backend, threads=threads)
     try:
         walls, computes, transfers, runs = [], [], [], []
         for _ in range(repeats):
@@ -79,10 +84,11 @@ def ours(engine, backend, data, initial, repeats):
         context.close()
 
 
-def sklearn_peer(data, initial, repeats):
+def sklearn_peer(data, initial, repeats, threads):
     try:
         from sklearn.cluster import KMeans
         import sklearn
+        from threadpoolctl import threadpool_limits
     except ImportError:
         return None
     x = np.ascontiguousarray(data)
@@ -91,7 +97,11 @@ def sklearn_peer(data, initial, repeats):
     for _ in range(repeats):
         model = KMeans(n_clusters=c.shape[0], init=c, n_init=1, max_iter=ITERATIONS, tol=0.0, algorithm="lloyd")
         start = time.perf_counter()
-        model.fit(x)
+        if threads > 0:
+            with threadpool_limits(limits=threads):
+                model.fit(x)
+        else:
+            model.fit(x)
         times.append((time.perf_counter() - start) * 1e3)
     return {"ms": statistics.median(times), "iterations": int(model.n_iter_), "inertia": float(model.inertia_),
             "version": sklearn.__version__}
@@ -143,6 +153,9 @@ def main():
     parser.add_argument("--repeats", type=int, default=5, help="repeats of the GPU peers")
     parser.add_argument("--cpu-repeats", type=int, default=3, help="repeats of the CPU peers")
     parser.add_argument("--skip-cpu", action="store_true", help="leave out statgpu on the CPU and scikit-learn")
+    parser.add_argument("--skip-gpu", action="store_true", help="leave out statgpu on CUDA and torch")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="threads of statgpu's CPU backend and of scikit-learn (threadpoolctl); 0: their defaults")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     engine = Engine(args.lib)
@@ -153,11 +166,15 @@ def main():
         n, d, k = CASES[name]
         log(f"\n## n = {n}, d = {d}, k = {k}")
         data, initial = make_blobs(n, d, k, seed=2024)
-        peers = [("statgpu CUDA", lambda: ours(engine, "cuda", data, initial, args.repeats))]
-        peers.append(("torch Lloyd (GPU, float64)", lambda: torch_peer(data, initial, args.repeats)))
+        peers = []
+        if not args.skip_gpu:
+            peers.append(("statgpu CUDA", lambda: ours(engine, "cuda", data, initial, args.repeats, args.threads)))
+            peers.append(("torch Lloyd (GPU, float64)", lambda: torch_peer(data, initial, args.repeats)))
         if not args.skip_cpu:
-            peers.append(("statgpu CPU", lambda: ours(engine, "cpu", data, initial, args.cpu_repeats)))
-            peers.append(("scikit-learn lloyd (CPU)", lambda: sklearn_peer(data, initial, args.cpu_repeats)))
+            peers.append(("statgpu CPU",
+                          lambda: ours(engine, "cpu", data, initial, args.cpu_repeats, args.threads)))
+            peers.append(("scikit-learn lloyd (CPU)",
+                          lambda: sklearn_peer(data, initial, args.cpu_repeats, args.threads)))
         for peer, run in peers:
             try:
                 result = run()
