@@ -4,7 +4,9 @@
 # numpy; k-means and Gaussian mixtures against scikit-learn and torch; LTS
 # against R's ltsReg; inverse Gaussian mixtures against R's reference EM
 # (Rscript with statmod) and torch; best subset regression against R's
-# leaps::regsubsets (Rscript with leaps).
+# leaps::regsubsets (Rscript with leaps); and last the host-data table: each
+# method's whole call from pageable memory against the bus time of its input,
+# with the targets beside them.
 #   bench/run.sh [OUTPUT-FOLDER] [extra bench_select.py arguments]
 # Needs nvcc, a CUDA GPU, and a python3 with torch (cupy and matplotlib optional).
 set -euo pipefail
@@ -29,3 +31,5 @@ PYTHONUNBUFFERED=1 python3 "$root/bench/bench_igmm.py" --lib "$build_dir/lib/lib
   2>&1 | tee "$out/igmm.log"
 PYTHONUNBUFFERED=1 python3 "$root/bench/bench_bestsubset.py" --lib "$build_dir/lib/libstatgpu.so" --out "$out" \
   2>&1 | tee "$out/bestsubset.log"
+PYTHONUNBUFFERED=1 python3 "$root/bench/bench_host.py" --lib "$build_dir/lib/libstatgpu.so" --out "$out" \
+  2>&1 | tee "$out/host.log"

@@ -7,6 +7,7 @@
 #define STATGPU_KERNELS_CUDA_STATE_H
 
 #include "backend/cuda_module.h"
+#include "host_transfer.h"
 
 #include <cuda_runtime.h>
 
@@ -14,6 +15,8 @@
 #include <cstdint>
 
 namespace statgpu_cuda {
+
+class TransferTeam;  /* host_transfer.cpp */
 
 /* Device memory that only grows: calls ask for the size they need, and a
  * buffer that is already large enough is reused as is. */
@@ -59,9 +62,9 @@ struct statgpu_cuda_state {
                                                   kept between calls */
 
     void *h_pinned = nullptr;                  /* page-locked mirror of parts of `control` */
-    void *h_staging[2] = {};                   /* page-locked chunks that results pass through
-                                                  (download_staged), made at first use */
-    cudaEvent_t staged[2] = {};                /* each chunk's last copy on the stream */
+    int host_threads = 1;                      /* the engine's CPU threads: the lanes of staged copies */
+    statgpu_cuda::TransferTeam *transfer = nullptr;  /* staged copies' threads, streams and page-locked
+                                                        slots (host_transfer.h), made at first use */
     cudaEvent_t events[statgpu_cuda::kEventCount] = {};
 };
 
@@ -96,23 +99,6 @@ struct SessionArray {
  * that size has run. The parts stay valid until the next carve; one session
  * is in flight per state. */
 cudaError_t carve_session_arrays(statgpu_cuda_state *state, const SessionArray *arrays, size_t count);
-/* A piece of a staged copy: bytes between host memory and device memory. */
-struct StagedPiece {
-    void       *host;    /* written by download_staged */
-    void       *device;
-    size_t      bytes;
-};
-
-/* Copies pieces of device memory back to pageable host memory on stream
- * through the state's two pinned chunks: the host's copy of one chunk out of
- * page-locked memory (into pages the caller may not have touched yet)
- * overlaps the bus copy of the other; returns when every byte is in host
- * memory. (Uploads stay with the driver's own path: through the chunks with
- * one host thread they were slower, k-means' 128 MB 13 -> 19 ms on the
- * H100.) */
-cudaError_t download_staged(statgpu_cuda_state *state, const StagedPiece *pieces, size_t count,
-                            cudaStream_t stream);
-
 /* The same from any grow-only workspace. */
 cudaError_t carve_arrays(DeviceBuffer *workspace, const SessionArray *arrays, size_t count);
 void release_device_buffer(DeviceBuffer *buffer);

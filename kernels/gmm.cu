@@ -574,8 +574,7 @@ statgpu_cuda_status gmm_begin(statgpu_cuda_state *state, const double *data, siz
                             "reserving shared memory for the GMM E-step");
     if (ok)
         ok = call.check(cudaEventRecord(events[kEventStart], stream), "recording an event") &&
-             call.check(cudaMemcpy2DAsync(session->d_data, n_obs * sizeof(double), data, ld * sizeof(double),
-                                          n_obs * sizeof(double), n_vars, cudaMemcpyHostToDevice, stream),
+             call.check(upload_columns(state, data, n_obs, n_vars, ld, session->d_data, stream),
                         "copying the GMM data to the GPU") &&
              (static_cast<size_t>(padded) == n_vars ||
               call.check(cudaMemsetAsync(session->d_data + n_obs * n_vars, 0,

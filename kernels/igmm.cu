@@ -281,10 +281,6 @@ statgpu_cuda_status igmm_fit(statgpu_cuda_state *state, const double *const *set
         total += counts[s];
         longest = std::max<size_t>(longest, counts[s]);
     }
-    std::vector<double> values(std::max<size_t>(total, 1));
-    for (size_t s = 0; s < set_count; ++s)
-        if (counts[s] > 0)
-            std::memcpy(values.data() + offsets[s], sets[s], counts[s] * sizeof(double));
     std::vector<uint8_t> flags(fitted, fitted + set_count);
     for (size_t s = 0; s < set_count; ++s)
         flags[s] = flags[s] && counts[s] > 0;
@@ -299,7 +295,7 @@ statgpu_cuda_status igmm_fit(statgpu_cuda_state *state, const double *const *set
     statgpu_cuda_igmm_component *d_components = nullptr;
     statgpu_cuda_igmm_fit *d_fits = nullptr;
     const SessionArray arrays[] = {
-        { reinterpret_cast<void **>(&d_values), values.size() * sizeof(double) },
+        { reinterpret_cast<void **>(&d_values), std::max<size_t>(total, 1) * sizeof(double) },
         { reinterpret_cast<void **>(&d_offsets), set_count * sizeof(unsigned long long) },
         { reinterpret_cast<void **>(&d_lengths), set_count * sizeof(unsigned long long) },
         { reinterpret_cast<void **>(&d_fitted), set_count },
@@ -309,9 +305,15 @@ statgpu_cuda_status igmm_fit(statgpu_cuda_state *state, const double *const *set
     if (!call.check(carve_arrays(&state->mixture, arrays, sizeof arrays / sizeof *arrays),
                     "allocating the inverse Gaussian mixtures"))
         return call.status();
+    /* Each data set straight from the caller's memory into its place, the
+     * sets side by side on the device (one bus copy per chunk). */
+    std::vector<StagedPiece> pieces;
+    pieces.reserve(set_count);
+    for (size_t s = 0; s < set_count; ++s)
+        if (counts[s] > 0)
+            pieces.push_back({const_cast<double *>(sets[s]), d_values + offsets[s], counts[s] * sizeof(double)});
     if (!call.check(cudaEventRecord(state->events[kEventStart], stream), "timing the inverse Gaussian mixtures")
-        || !call.check(cudaMemcpyAsync(d_values, values.data(), total * sizeof(double), cudaMemcpyHostToDevice,
-                                       stream), "copying the data sets")
+        || !call.check(upload_staged(state, pieces.data(), pieces.size(), stream), "copying the data sets")
         || !call.check(cudaMemcpyAsync(d_offsets, offsets.data(), set_count * sizeof(unsigned long long),
                                        cudaMemcpyHostToDevice, stream), "copying the data sets")
         || !call.check(cudaMemcpyAsync(d_lengths, counts.data(), set_count * sizeof(unsigned long long),

@@ -818,8 +818,7 @@ statgpu_cuda_status kmeans_begin(statgpu_cuda_state *state, const double *data, 
     if (ok) {
         cudaEvent_t *events = state->events;
         ok = call.check(cudaEventRecord(events[kEventStart], stream), "recording an event") &&
-             call.check(cudaMemcpy2DAsync(session->d_data, n_obs * sizeof(double), data, ld * sizeof(double),
-                                          n_obs * sizeof(double), n_vars, cudaMemcpyHostToDevice, stream),
+             call.check(upload_columns(state, data, n_obs, n_vars, ld, session->d_data, stream),
                         "copying the k-means data to the GPU") &&
              call.check(cudaEventRecord(events[kEventEnd], stream), "recording an event") &&
              call.check(cudaStreamSynchronize(stream), "copying the k-means data to the GPU");
@@ -906,12 +905,13 @@ statgpu_cuda_status kmeans_lloyd(statgpu_cuda_kmeans_session *session, size_t ma
     std::vector<double> counts(k);
     if (!call.check(cudaMemcpyAsync(run->centroids, session->d_centroids, kd * sizeof(double), cudaMemcpyDeviceToHost,
                                     stream), "reading the centroids") ||
-        !call.check(cudaMemcpyAsync(run->labels, session->d_labels, n * sizeof(int32_t), cudaMemcpyDeviceToHost,
-                                    stream), "reading the labels") ||
         !call.check(cudaMemcpyAsync(counts.data(), session->d_counts, k * sizeof(double), cudaMemcpyDeviceToHost,
                                     stream), "reading the cluster sizes") ||
         !call.check(cudaMemcpyAsync(run->within_ss, session->d_wss, k * sizeof(double), cudaMemcpyDeviceToHost,
-                                    stream), "reading the within sums of squares") ||
+                                    stream), "reading the within sums of squares"))
+        return call.status();
+    const StagedPiece labels = {run->labels, session->d_labels, n * sizeof(int32_t)};
+    if (!call.check(download_staged(session->state, &labels, 1, stream), "reading the labels") ||
         !call.check(cudaEventRecord(events[kEventEnd], stream), "recording an event") ||
         !call.check(cudaStreamSynchronize(stream), "reading the k-means result"))
         return call.status();

@@ -796,6 +796,20 @@ statgpu_cuda_status csteps_batch(statgpu_cuda_lts_session *session, size_t h, co
 
 } /* namespace */
 
+namespace {
+
+/* The design's columns and the response through the transfer lanes. */
+cudaError_t upload_data(statgpu_cuda_state *state, const double *x, size_t n, size_t p, size_t ld, const double *y,
+                        double *d_x, double *d_y, cudaStream_t stream)
+{
+    std::vector<StagedPiece> pieces;
+    add_columns(&pieces, x, n, p, ld, d_x);
+    add_columns(&pieces, y, n, 1, n, d_y);
+    return upload_staged(state, pieces.data(), pieces.size(), stream);
+}
+
+} /* namespace */
+
 statgpu_cuda_status lts_begin(statgpu_cuda_state *state, const double *x, size_t n, size_t p, size_t ld,
                               const double *y, statgpu_cuda_lts_session **out_session, statgpu_cuda_timing *timing,
                               char *msg, size_t msg_bytes)
@@ -865,10 +879,8 @@ statgpu_cuda_status lts_begin(statgpu_cuda_state *state, const double *x, size_t
         call.check(cudaEventCreate(&session->events[1]), "GPU LTS: events") &&
         call.check(cudaEventRecord(session->events[0], stream), "GPU LTS: events") &&
         call.check(carve_session_arrays(state, arrays, sizeof arrays / sizeof arrays[0]), "GPU LTS: data") &&
-        call.check(cudaMemcpy2DAsync(session->d_x, n * sizeof(double), x, ld * sizeof(double), n * sizeof(double), p,
-                                     cudaMemcpyHostToDevice, stream), "GPU LTS: copying the design matrix") &&
-        call.check(cudaMemcpyAsync(session->d_y, y, n * sizeof(double), cudaMemcpyHostToDevice, stream),
-                   "GPU LTS: copying the response") &&
+        call.check(upload_data(state, x, n, p, ld, y, session->d_x, session->d_y, stream),
+                   "GPU LTS: copying the design matrix and the response") &&
         call.check(cudaMemcpyAsync(session->d_pairs, pair_table.data(), pair_table.size(), cudaMemcpyHostToDevice,
                                    stream), "GPU LTS: tables");
     if (ok2 && !sample.empty())

@@ -93,66 +93,6 @@ cudaError_t carve_arrays(DeviceBuffer *workspace, const SessionArray *arrays, si
     return cudaSuccess;
 }
 
-namespace {
-
-constexpr size_t kStagingChunk = size_t(8) << 20;  /* bytes of each pinned chunk */
-
-cudaError_t ensure_staging(statgpu_cuda_state *state)
-{
-    for (int b = 0; b < 2; ++b) {
-        if (state->h_staging[b] == nullptr) {
-            const cudaError_t error = cudaMallocHost(&state->h_staging[b], kStagingChunk);
-            if (error != cudaSuccess) {
-                state->h_staging[b] = nullptr;
-                return error;
-            }
-        }
-        if (state->staged[b] == nullptr) {
-            const cudaError_t error = cudaEventCreateWithFlags(&state->staged[b], cudaEventDisableTiming);
-            if (error != cudaSuccess) {
-                state->staged[b] = nullptr;
-                return error;
-            }
-        }
-    }
-    return cudaSuccess;
-}
-
-} /* namespace */
-
-cudaError_t download_staged(statgpu_cuda_state *state, const StagedPiece *pieces, size_t count,
-                            cudaStream_t stream)
-{
-    cudaError_t error = ensure_staging(state);
-    /* The chunk on its way to the host: its place there, its size, its slot. */
-    char *pending_host = nullptr;
-    size_t pending_bytes = 0;
-    int pending_slot = 0, slot = 0;
-    auto finish_pending = [&]() {
-        if (pending_host == nullptr || error != cudaSuccess)
-            return;
-        error = cudaEventSynchronize(state->staged[pending_slot]);
-        if (error == cudaSuccess)
-            std::memcpy(pending_host, state->h_staging[pending_slot], pending_bytes);
-        pending_host = nullptr;
-    };
-    for (size_t p = 0; error == cudaSuccess && p < count; ++p)
-        for (size_t offset = 0; error == cudaSuccess && offset < pieces[p].bytes; offset += kStagingChunk) {
-            const size_t bytes = std::min(kStagingChunk, pieces[p].bytes - offset);
-            error = cudaMemcpyAsync(state->h_staging[slot], static_cast<const char *>(pieces[p].device) + offset,
-                                    bytes, cudaMemcpyDeviceToHost, stream);
-            if (error == cudaSuccess)
-                error = cudaEventRecord(state->staged[slot], stream);
-            finish_pending();  /* the other chunk, while this one crosses the bus */
-            pending_host = static_cast<char *>(pieces[p].host) + offset;
-            pending_bytes = bytes;
-            pending_slot = slot;
-            slot ^= 1;
-        }
-    finish_pending();
-    return error;
-}
-
 void release_device_buffer(DeviceBuffer *buffer)
 {
     if (buffer->d_ptr != nullptr)
@@ -170,6 +110,7 @@ void destroy_state(statgpu_cuda_state *state)
     (void)cudaSetDevice(state->device);
     if (state->stream != nullptr)
         (void)cudaStreamSynchronize(state->stream);
+    release_transfer_lanes(state);  /* their copies end before the memory they read goes */
     DeviceBuffer *buffers[] = {&state->data,     &state->candidates[0], &state->candidates[1], &state->segments,
                                &state->keys[0],  &state->keys[1],       &state->cub_temp,      &state->partials,
                                &state->gather,   &state->control,       &state->sessions,
@@ -178,12 +119,6 @@ void destroy_state(statgpu_cuda_state *state)
         release_device_buffer(buffer);
     if (state->h_pinned != nullptr)
         (void)cudaFreeHost(state->h_pinned);
-    for (int b = 0; b < 2; ++b) {
-        if (state->h_staging[b] != nullptr)
-            (void)cudaFreeHost(state->h_staging[b]);
-        if (state->staged[b] != nullptr)
-            (void)cudaEventDestroy(state->staged[b]);
-    }
     for (cudaEvent_t event : state->events)
         if (event != nullptr)
             (void)cudaEventDestroy(event);
@@ -222,7 +157,7 @@ statgpu_cuda_status no_device(cudaError_t error, char *msg, size_t msg_bytes)
     return STATGPU_CUDA_NO_DEVICE;
 }
 
-statgpu_cuda_status state_create(int device, statgpu_cuda_state **out_state,
+statgpu_cuda_status state_create(int device, int host_threads, statgpu_cuda_state **out_state,
                                  statgpu_cuda_device_info *out_info, char *msg, size_t msg_bytes)
 {
     if (out_state == nullptr) {
@@ -259,6 +194,7 @@ statgpu_cuda_status state_create(int device, statgpu_cuda_state **out_state,
         return STATGPU_CUDA_OUT_OF_MEMORY;
     }
     state->device = device;
+    state->host_threads = host_threads > 0 ? host_threads : 1;
     state->multiprocessor_count = properties.multiProcessorCount;
 
     /* A blocking stream: it waits for work that other code of the process

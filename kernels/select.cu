@@ -333,13 +333,12 @@ statgpu_cuda_status run_selection(statgpu_cuda_state *state, const statgpu_cuda_
         return call.status();
     const void *d_data = array->data;
     if (array->memory == STATGPU_CUDA_HOST_MEMORY) {
-        /* On the state's stream, so the copy and the passes queue together;
-         * pinned host memory goes at full speed, pageable through the
-         * driver's staging. */
-        if (!call.ensure(&state->data, count * element_bytes, "allocating GPU memory for the data") ||
-            !call.check(cudaMemcpyAsync(state->data.d_ptr, array->data, count * element_bytes,
-                                        cudaMemcpyHostToDevice, stream),
-                        "copying the data to the GPU"))
+        /* Through the state's transfer lanes (host_transfer.h), with the
+         * passes queued on the state's stream behind the copy. */
+        if (!call.ensure(&state->data, count * element_bytes, "allocating GPU memory for the data"))
+            return call.status();
+        const StagedPiece piece = {const_cast<void *>(array->data), state->data.d_ptr, count * element_bytes};
+        if (!call.check(upload_staged(state, &piece, 1, stream), "copying the data to the GPU"))
             return call.status();
         d_data = state->data.d_ptr;
     }

@@ -439,6 +439,42 @@ static void test_threads_and_restarts(void **state)
     free(data);
 }
 
+/* The data's scan runs on blocks of rows in parallel: the value it reports is
+ * still the first by variable, then observation, and the rows below n of a
+ * longer leading dimension are not data. */
+static void test_first_bad_value(void **state)
+{
+    (void)state;
+    TEST_SKIP_IF(g_skip_reason);
+    const size_t n = 3 * 4096 + 5, d = 3, ld = n + 2;
+    double *data = malloc(ld * d * sizeof *data);
+    assert_non_null(data);
+    for (size_t i = 0; i < ld * d; ++i)
+        data[i] = (double)(i % 97) / 7.0;
+    data[n + ld * 0] = INFINITY;  /* beyond the observations: ignored */
+    data[n + 1 + ld * 2] = NAN;
+    statgpu_gmm_result *r = NULL;
+    statgpu_gmm_params params;
+    statgpu_gmm_params_init(&params);
+    params.max_iterations = 2;
+    assert_int_equal(statgpu_gmm(g_context, data, n, d, ld, 2, &params, &r), STATGPU_OK);
+    statgpu_gmm_result_destroy(r);
+    r = NULL;
+    data[9000 + ld * 2] = NAN;        /* a later variable, an earlier row */
+    data[12000 + ld * 1] = -INFINITY; /* the first by variable */
+    data[8000 + ld * 2] = INFINITY;
+    assert_int_equal(statgpu_gmm(g_context, data, n, d, ld, 2, &params, &r), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_null(r);
+    assert_non_null(strstr(statgpu_context_last_error(g_context), "infinity (observation 12001, variable 2)"));
+    data[12000 + ld * 1] = 1.0;
+    assert_int_equal(statgpu_gmm(g_context, data, n, d, ld, 2, &params, &r), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(statgpu_context_last_error(g_context), "infinity (observation 8001, variable 3)"));
+    data[8000 + ld * 2] = 1.0;
+    assert_int_equal(statgpu_gmm(g_context, data, n, d, ld, 2, &params, &r), STATGPU_ERROR_NAN_IN_DATA);
+    assert_non_null(strstr(statgpu_context_last_error(g_context), "NaN (observation 9001, variable 3)"));
+    free(data);
+}
+
 static void test_bad_arguments(void **state)
 {
     (void)state;
@@ -887,6 +923,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_scikit_learn_iris),
         cmocka_unit_test(test_mclust_optima),
         cmocka_unit_test(test_degenerate_data),
+        cmocka_unit_test(test_first_bad_value),
         cmocka_unit_test(test_threads_and_restarts),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_result_tables),

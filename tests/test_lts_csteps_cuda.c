@@ -311,7 +311,7 @@ int main(int argc, char **argv)
     }
     char msg[256] = "";
     statgpu_cuda_device_info info;
-    const statgpu_cuda_status status = g_module->state_create(0, &g_state, &info, msg, sizeof msg);
+    const statgpu_cuda_status status = g_module->state_create(0, 1, &g_state, &info, msg, sizeof msg);
     if (status != STATGPU_CUDA_OK) {
         printf("SKIPPED: no usable CUDA device (%s)\n", msg);
         return must_run ? 1 : 77;

@@ -111,7 +111,8 @@ bool sg_cuda_ensure(statgpu_context *context)
         return false;
     }
     char message[256] = "";
-    statgpu_cuda_status status = module->state_create(context->params.device, &context->cuda_state,
+    statgpu_cuda_status status = module->state_create(context->params.device, context->cpu_thread_count,
+                                                      &context->cuda_state,
                                                       &context->cuda_info, message, sizeof message);
     if (status != STATGPU_CUDA_OK) {
         context->cuda_state = NULL;

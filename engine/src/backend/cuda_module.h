@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 /* Raised whenever the table below changes shape or meaning. */
-#define STATGPU_CUDA_MODULE_API_VERSION 8u
+#define STATGPU_CUDA_MODULE_API_VERSION 9u
 
 #define STATGPU_CUDA_MODULE_INIT_SYMBOL "statgpu_cuda_module_init"
 
@@ -303,8 +303,10 @@ typedef struct statgpu_cuda_igmm_i {
 typedef struct statgpu_cuda_module_i {
     uint32_t api_version;  /* STATGPU_CUDA_MODULE_API_VERSION */
 
-    /* Binds to device `device`, creates a stream and an empty workspace. */
-    statgpu_cuda_status (*state_create)(int device, statgpu_cuda_state **out_state,
+    /* Binds to device `device`, creates a stream and an empty workspace.
+     * host_threads is the engine's CPU thread count: staged copies of host
+     * data run on up to that many host threads (at most 8). */
+    statgpu_cuda_status (*state_create)(int device, int host_threads, statgpu_cuda_state **out_state,
                                         statgpu_cuda_device_info *out_info,
                                         char *msg, size_t msg_bytes);
     /* Frees everything; NULL is a no-op. */

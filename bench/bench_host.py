@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Host data at the speed of the bus: the whole call from ordinary (pageable)
+host memory against the time its bytes take across the bus, measured in the
+same run, with each figure's target beside it.
+
+For each case: the bus time of its input (page-locked host memory to the
+device, torch's copy timed with CUDA events, median of repeats), the whole
+call from pageable numpy memory (wall clock, median), the copy and device
+times the engine reports for it, the ratio of the whole call to the bus
+time, and torch's whole call on the same data where torch has the method
+(from the same pageable array: its copy to the GPU plus the work). Targets
+are those of bench/NOTES.md "Host data"; a figure is never asserted.
+
+    bench_host.py --lib build/lib/libstatgpu.so [--cases median,...] [--out DIR]
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from statgpu_ctypes import Engine, gmm, igmm, kmeans, lts  # noqa: E402
+from bench_gmm import make_mixture  # noqa: E402
+from bench_igmm import make_sets  # noqa: E402
+from bench_kmeans import make_blobs  # noqa: E402
+from bench_lts import make_data as make_lts_data  # noqa: E402
+from bench_select import Timer  # noqa: E402
+
+CASES = ("median", "percentiles", "median32", "kmeans", "gmm", "lts", "igmm")
+
+
+def log(*parts):
+    print(*parts, flush=True)
+
+
+def bus_ms(torch, clock, nbytes):
+    """Page-locked host memory to the device, nbytes, CUDA events."""
+    source = torch.empty(nbytes // 8, dtype=torch.float64).pin_memory()
+    target = torch.empty(nbytes // 8, dtype=torch.float64, device="cuda")
+    return clock.gpu(lambda: target.copy_(source, non_blocking=True))
+
+
+def engine_call(context, clock, function, repeats=None):
+    """Wall time of function() with the engine's copy and device times of its
+    last run, which must have run on CUDA."""
+    wall = clock.host(function, repeats)
+    report = context.report()
+    if report.last_used != 2:
+        raise RuntimeError(f"ran on the CPU: {report.note.decode()}")
+    return wall, report.last_transfer_seconds * 1e3, report.last_compute_seconds * 1e3
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--lib", required=True)
+    parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--out", default=None, help="folder for host.md")
+    args = parser.parse_args()
+    import torch
+
+    clock = Timer(torch, 2, args.repeats)  # 1 warm-up call for wall times, 2 for device times
+    engine = Engine(args.lib)
+    context = engine.context(backend="cuda")
+    rows = []
+
+    def row(case, nbytes, target, whole, transfer, device, peer=None, device_target=None):
+        bus = bus_ms(torch, clock, nbytes)
+        rows.append({"case": case, "bytes": nbytes, "bus": bus, "whole": whole, "transfer": transfer,
+                     "device": device, "peer": peer, "target": target, "device_target": device_target})
+        log(f"{case}: whole {whole:.1f} ms (copy {transfer:.1f}, device {device:.2f}), bus {bus:.1f} ms"
+            + (f", torch {peer:.1f} ms" if peer is not None else ""))
+
+    cases = args.cases.split(",")
+    if "median" in cases or "percentiles" in cases or "median32" in cases:
+        n = 1 << 27
+        host = np.random.default_rng(3).standard_normal(n)
+        if "median" in cases:
+            vector = context.vector(host.ctypes.data, n, "float64", "host")
+            whole, transfer, device = engine_call(context, clock, lambda: context.median(vector))
+            expected = np.partition(host, [n // 2 - 1, n // 2])
+            assert context.median(vector) == 0.5 * (expected[n // 2 - 1] + expected[n // 2])
+
+            def torch_median():
+                x = torch.from_numpy(host).cuda()
+                torch.kthvalue(x, n // 2)
+                torch.cuda.synchronize()
+            peer = clock.host(torch_median, 3)
+            row("median of 2^27 doubles", host.nbytes, "<= 30 ms, <= 1.2x bus", whole, transfer, device, peer)
+        if "percentiles" in cases:
+            x = torch.from_numpy(host).cuda()
+            vector = context.vector(x.data_ptr(), n, "float64", "device")
+            probabilities = [j / 100 for j in range(101)]
+            ms = clock.gpu(lambda: context.quantiles(vector, probabilities))
+            rows.append({"case": "101 percentiles of 2^27 doubles, device data", "device": ms,
+                         "device_target": "<= 2.0 ms"})
+            log(f"101 percentiles: {ms:.2f} ms")
+            del x
+        if "median32" in cases:
+            x = torch.from_numpy(host).cuda().float()
+            vector = context.vector(x.data_ptr(), n, "float32", "device")
+            ms = clock.gpu(lambda: context.median(vector))
+            rows.append({"case": "median of 2^27 floats, device data", "device": ms, "device_target": "<= 0.5 ms"})
+            log(f"float32 median: {ms:.3f} ms")
+            del x
+        del host
+
+    if "kmeans" in cases:
+        data, initial = make_blobs(10_000_000, 16, 64, 11)
+        whole, transfer, device = engine_call(
+            context, clock, lambda: kmeans(context, data, 64, initial_centroids=initial, max_iterations=50,
+                                           tolerance=0.0), 3)
+        row("k-means 10^7 x 16, k = 64, 50 iterations", data.nbytes, "<= 150 ms", whole, transfer, device,
+            device_target="<= 40 ms")
+        del data
+
+    if "gmm" in cases:
+        _, data, initial = make_mixture(1_000_000, 8, 8, 7)
+        whole, transfer, device = engine_call(
+            context, clock, lambda: gmm(context, data, 8, *initial, max_iterations=50, tolerance=0.0))
+        row("GMM 10^6 x 8, k = 8, full, 50 iterations", data.nbytes, "<= 50 ms", whole, transfer, device,
+            device_target="<= 5 ms")
+        del data
+
+    if "lts" in cases:
+        x, y, _ = make_lts_data(1_000_000, 10, 5)
+        whole, transfer, device = engine_call(context, clock, lambda: lts(context, y, x), 3)
+        row("LTS n = 10^6, p = 10", x.nbytes + y.nbytes, "<= 350 ms", whole, transfer, device)
+        del x, y
+
+    if "igmm" in cases:
+        sets = make_sets(40_000, 2000, 2026)
+        whole, transfer, device = engine_call(
+            context, clock, lambda: igmm(context, sets, 2, starts=10, max_iterations=100, tolerance=0.0, seed=0), 3)
+        row("IGMM 40,000 x 2,000, k = 2, 10 starts, 100 iterations", sets.nbytes, "<= 1000 ms", whole, transfer,
+            device)
+        del sets
+
+    lines = ["| case | input | bus (pinned) | whole call (pageable) | of it: copy, device | whole / bus | "
+             "torch whole call | target (whole) | target (device) |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if "whole" not in r:
+            lines.append(f"| {r['case']} | | | | device {r['device']:.3f} ms | | | | {r['device_target']} |")
+            continue
+        gb = r["bytes"] / 1e9
+        lines.append(
+            f"| {r['case']} | {gb:.2f} GB | {r['bus']:.1f} ms ({gb / r['bus'] * 1e3:.1f} GB/s) | {r['whole']:.1f} ms | "
+            f"{r['transfer']:.1f}, {r['device']:.2f} ms | {r['whole'] / r['bus']:.2f}x | "
+            f"{'' if r['peer'] is None else format(r['peer'], '.1f') + ' ms'} | {r['target']} | "
+            f"{r['device_target'] or ''} |")
+    log("\n## Host data: whole calls from pageable memory against the bus (H2D), medians\n")
+    log("\n".join(lines))
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "host.md"), "w") as handle:
+            handle.write("\n".join(lines) + "\n")
+    context.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
