@@ -11,6 +11,7 @@
 #include "internal.h"
 
 #include "core/pool.h"
+#include "methods/kmeans_screen.h"
 
 #include <float.h>
 #include <math.h>
@@ -24,9 +25,10 @@
 #define SG_BLOCKS_MAX ((size_t)256)
 /* The per-block partial sums stay under this many doubles (64 MiB). */
 #define SG_PARTIALS_MAX ((size_t)1 << 23)
-/* Rows processed together: their distances are computed column by column in
- * vectors that fit the L1 cache. */
-#define SG_TILE_ROWS 256
+/* Rows processed together: the screen's tile (kmeans_screen.h); without
+ * the screen their distances are computed column by column in vectors that
+ * fit the L1 cache. */
+#define SG_TILE_ROWS SG_SCREEN_TILE_ROWS
 
 /* k-means|| (Bahmani et al. 2012): rounds and oversampling factor ell = 2k,
  * the values of the paper's experiments. */
@@ -49,6 +51,10 @@ struct sg_kmeans_workspace {
     double  *next_centroids;  /* k x n_vars */
     double  *closest;         /* n_obs, allocated at first use */
     int32_t *nearest;         /* n_obs, allocated at first use (k-means||) */
+    bool     screening;       /* Lloyd's assignment screens by the product form */
+    sg_kmeans_screen screen;
+    double  *screen_scratch;  /* thread_count x screen_stride, 32-byte aligned */
+    size_t   screen_stride;
 };
 
 /* ------------------------------------------------------------ random streams */
@@ -76,6 +82,25 @@ static void sg_block_range(const sg_kmeans_workspace *workspace, size_t n_obs, s
 {
     *begin = block * workspace->block_rows;
     *end = *begin + workspace->block_rows < n_obs ? *begin + workspace->block_rows : n_obs;
+}
+
+/* The screen of Lloyd's assignment (kmeans_screen.h) where it pays: from
+ * SG_SCREEN_MIN_K centroids, and while every thread's tile of shifted rows
+ * stays within SG_PARTIALS_MAX doubles in all. False when out of memory. */
+#define SG_SCREEN_MIN_K ((size_t)2)
+
+static bool sg_screen_create(sg_kmeans_workspace *workspace, const sg_kmeans_problem *problem)
+{
+    size_t threads = problem->thread_count > 1 ? (size_t)problem->thread_count : 1;
+    size_t stride = sg_kmeans_screen_scratch_count(problem->n_vars);
+    if (problem->k < SG_SCREEN_MIN_K || stride > SG_PARTIALS_MAX / threads)
+        return true;
+    if (!sg_kmeans_screen_create(&workspace->screen, problem->k, problem->n_vars))
+        return false;
+    workspace->screen_scratch = aligned_alloc(32, threads * stride * sizeof(double));
+    workspace->screen_stride = stride;
+    workspace->screening = workspace->screen_scratch != NULL;
+    return workspace->screening;
 }
 
 sg_kmeans_workspace *sg_cpu_kmeans_workspace_create(const sg_kmeans_problem *problem)
@@ -108,6 +133,10 @@ sg_kmeans_workspace *sg_cpu_kmeans_workspace_create(const sg_kmeans_problem *pro
     workspace->counts = malloc(k * sizeof(size_t));
     workspace->wss = malloc(k * sizeof(double));
     workspace->next_centroids = malloc(k * d * sizeof(double));
+    if (!sg_screen_create(workspace, problem)) {
+        sg_cpu_kmeans_workspace_destroy(workspace);
+        return NULL;
+    }
     if (!workspace->block_sums || !workspace->block_counts || !workspace->block_wss || !workspace->block_values
         || !workspace->block_changed || !workspace->prefix || !workspace->sums || !workspace->counts
         || !workspace->wss || !workspace->next_centroids) {
@@ -133,6 +162,8 @@ void sg_cpu_kmeans_workspace_destroy(sg_kmeans_workspace *workspace)
     free(workspace->next_centroids);
     free(workspace->closest);
     free(workspace->nearest);
+    sg_kmeans_screen_destroy(&workspace->screen);
+    free(workspace->screen_scratch);
     free(workspace);
 }
 
@@ -292,43 +323,124 @@ void sg_cpu_kmeans_scan(const sg_kmeans_problem *problem, sg_kmeans_workspace *w
 
 /* --------------------------------------------------------- Lloyd's passes */
 
+/* Squared distance from row i to a centroid stored with leading dimension
+ * ldc, by the exact difference form: every label and sum of k-means comes
+ * from this arithmetic, in this order. */
+static inline double sg_row_distance(const sg_kmeans_problem *problem, size_t i, const double *centre,
+                                     size_t ldc)
+{
+    double distance = 0.0;
+    for (size_t v = 0; v < problem->n_vars; ++v) {
+        double difference = problem->data[i + problem->ld * v] - centre[ldc * v];
+        distance += difference * difference;
+    }
+    return distance;
+}
+
+/* Row i's nearest centroid by the exact form over all k (the lower index on
+ * a tie) and its squared distance. */
+static void sg_nearest_exact(const sg_kmeans_problem *problem, const double *centroids, size_t i,
+                             int32_t *nearest, double *best)
+{
+    *best = INFINITY;
+    *nearest = 0;
+    for (size_t j = 0; j < problem->k; ++j) {
+        double distance = sg_row_distance(problem, i, centroids + j, problem->k);
+        if (distance < *best) {
+            *best = distance;
+            *nearest = (int32_t)j;
+        }
+    }
+}
+
+/* The nearest centroid of rows tile .. tile+rows-1 and its squared distance
+ * by the exact form, column by column over the rows: the arithmetic of
+ * sg_nearest_exact, row for row. */
+static void sg_nearest_exact_tile(const sg_kmeans_problem *problem, const double *centroids, size_t tile,
+                                  size_t rows, int32_t *nearest, double *best)
+{
+    const size_t k = problem->k, d = problem->n_vars, ld = problem->ld;
+    double distance[SG_TILE_ROWS];
+    for (size_t i = 0; i < rows; ++i) {
+        best[i] = INFINITY;
+        nearest[i] = 0;
+    }
+    for (size_t j = 0; j < k; ++j) {
+        for (size_t i = 0; i < rows; ++i)
+            distance[i] = 0.0;
+        for (size_t v = 0; v < d; ++v) {
+            const double *column = problem->data + ld * v + tile;
+            double centre = centroids[j + k * v];
+            for (size_t i = 0; i < rows; ++i) {
+                double difference = column[i] - centre;
+                distance[i] += difference * difference;
+            }
+        }
+        for (size_t i = 0; i < rows; ++i)
+            if (distance[i] < best[i]) {
+                best[i] = distance[i];
+                nearest[i] = (int32_t)j;
+            }
+    }
+}
+
+/* The same by the product-form screen (kmeans_screen.h): the screen's
+ * choice, its exact distance, and for each row the screen cannot vouch for
+ * the exact form over all k. */
+static void sg_nearest_screened_tile(const sg_kmeans_problem *problem, const sg_kmeans_screen *screen,
+                                     double *scratch, const double *centroids, size_t tile, size_t rows,
+                                     int32_t *nearest, double *best)
+{
+    const size_t k = problem->k, d = problem->n_vars, ld = problem->ld;
+    bool certain[SG_TILE_ROWS];
+    sg_kmeans_screen_rows(screen, problem->data + tile, ld, rows, scratch, nearest, certain);
+    /* The chosen centroids' distances, four rows at a time: four
+     * independent chains of additions where one row's would wait on each
+     * addition (sg_row_distance's arithmetic, row for row). */
+    size_t i = 0;
+    for (; i + 4 <= rows; i += 4) {
+        const double *row = problem->data + tile + i;
+        const double *centre0 = centroids + nearest[i], *centre1 = centroids + nearest[i + 1];
+        const double *centre2 = centroids + nearest[i + 2], *centre3 = centroids + nearest[i + 3];
+        double distance0 = 0.0, distance1 = 0.0, distance2 = 0.0, distance3 = 0.0;
+        for (size_t v = 0; v < d; ++v) {
+            const double *x = row + ld * v;
+            double difference0 = x[0] - centre0[k * v], difference1 = x[1] - centre1[k * v];
+            double difference2 = x[2] - centre2[k * v], difference3 = x[3] - centre3[k * v];
+            distance0 += difference0 * difference0;
+            distance1 += difference1 * difference1;
+            distance2 += difference2 * difference2;
+            distance3 += difference3 * difference3;
+        }
+        best[i] = distance0, best[i + 1] = distance1, best[i + 2] = distance2, best[i + 3] = distance3;
+    }
+    for (; i < rows; ++i)
+        best[i] = sg_row_distance(problem, tile + i, centroids + nearest[i], k);
+    for (i = 0; i < rows; ++i)
+        if (!certain[i])
+            sg_nearest_exact(problem, centroids, tile + i, &nearest[i], &best[i]);
+}
+
 /* Assigns rows [begin, end) to their nearest centroid (the lower index on a
  * tie), counting the labels that change; adds each row to its cluster's sums
  * and count and its squared distance to the cluster's within sum of squares;
  * the block's total squared distance goes to *inertia. Every sum runs in row
- * order. */
-static size_t sg_assign_rows(const sg_kmeans_problem *problem, const double *centroids, size_t begin,
-                             size_t end, int32_t *labels, double *sums, size_t *counts, double *wss,
-                             double *inertia)
+ * order. screen is NULL where the assignment does not screen. */
+static size_t sg_assign_rows(const sg_kmeans_problem *problem, const sg_kmeans_screen *screen, double *scratch,
+                             const double *centroids, size_t begin, size_t end, int32_t *labels, double *sums,
+                             size_t *counts, double *wss, double *inertia)
 {
     const size_t k = problem->k, d = problem->n_vars, ld = problem->ld;
-    double best[SG_TILE_ROWS], distance[SG_TILE_ROWS];
+    double best[SG_TILE_ROWS];
     int32_t nearest[SG_TILE_ROWS];
     size_t changed = 0;
     double total = 0.0;
     for (size_t tile = begin; tile < end; tile += SG_TILE_ROWS) {
         size_t rows = end - tile < SG_TILE_ROWS ? end - tile : SG_TILE_ROWS;
-        for (size_t i = 0; i < rows; ++i) {
-            best[i] = INFINITY;
-            nearest[i] = 0;
-        }
-        for (size_t j = 0; j < k; ++j) {
-            for (size_t i = 0; i < rows; ++i)
-                distance[i] = 0.0;
-            for (size_t v = 0; v < d; ++v) {
-                const double *column = problem->data + ld * v + tile;
-                double centre = centroids[j + k * v];
-                for (size_t i = 0; i < rows; ++i) {
-                    double difference = column[i] - centre;
-                    distance[i] += difference * difference;
-                }
-            }
-            for (size_t i = 0; i < rows; ++i)
-                if (distance[i] < best[i]) {
-                    best[i] = distance[i];
-                    nearest[i] = (int32_t)j;
-                }
-        }
+        if (screen != NULL)
+            sg_nearest_screened_tile(problem, screen, scratch, centroids, tile, rows, nearest, best);
+        else
+            sg_nearest_exact_tile(problem, centroids, tile, rows, nearest, best);
         for (size_t i = 0; i < rows; ++i) {
             if (labels[tile + i] != nearest[i]) {
                 labels[tile + i] = nearest[i];
@@ -340,11 +452,13 @@ static size_t sg_assign_rows(const sg_kmeans_problem *problem, const double *cen
             wss[nearest[i]] += best[i];
             total += best[i];
         }
-        for (size_t v = 0; v < d; ++v) {
-            const double *column = problem->data + ld * v + tile;
-            double *cluster_sums = sums + k * v;
-            for (size_t i = 0; i < rows; ++i)
-                cluster_sums[nearest[i]] += column[i];
+        /* Row by row: the additions into one cluster's sum of one variable
+         * still come in row order, and a row's d additions are independent. */
+        for (size_t i = 0; i < rows; ++i) {
+            const double *row = problem->data + tile + i;
+            double *cluster_sums = sums + nearest[i];
+            for (size_t v = 0; v < d; ++v)
+                cluster_sums[k * v] += row[ld * v];
         }
     }
     *inertia = total;
@@ -407,7 +521,6 @@ static void sg_reduce_blocks(const sg_kmeans_problem *problem, sg_kmeans_workspa
 /* One block of the assignment pass, into the block's own partial sums. */
 static void sg_assign_block(void *context, size_t b, int slot)
 {
-    (void)slot;
     const sg_pass *pass = context;
     const sg_kmeans_problem *problem = pass->problem;
     sg_kmeans_workspace *workspace = pass->workspace;
@@ -420,8 +533,11 @@ static void sg_assign_block(void *context, size_t b, int slot)
     memset(sums, 0, kd * sizeof *sums);
     memset(counts, 0, k * sizeof *counts);
     memset(wss, 0, k * sizeof *wss);
-    workspace->block_changed[b] = sg_assign_rows(problem, pass->centres, begin, end, pass->labels, sums, counts,
-                                                 wss, &workspace->block_values[b]);
+    const sg_kmeans_screen *screen = workspace->screening ? &workspace->screen : NULL;
+    double *scratch = workspace->screening ? workspace->screen_scratch + (size_t)slot * workspace->screen_stride
+                                           : NULL;
+    workspace->block_changed[b] = sg_assign_rows(problem, screen, scratch, pass->centres, begin, end,
+                                                 pass->labels, sums, counts, wss, &workspace->block_values[b]);
 }
 
 /* One pass over the data: labels from centroids, and the clusters' sums,
@@ -430,6 +546,8 @@ static void sg_assign_block(void *context, size_t b, int slot)
 static size_t sg_assign_pass(const sg_kmeans_problem *problem, sg_kmeans_workspace *workspace,
                              const double *centroids, int32_t *labels, double *inertia)
 {
+    if (workspace->screening)
+        sg_kmeans_screen_prepare(&workspace->screen, centroids);
     sg_pass pass = { .problem = problem, .workspace = workspace, .centres = centroids, .labels = labels };
     sg_run_pass(&pass, sg_assign_block);
     size_t changed = 0;
@@ -463,18 +581,6 @@ static void sg_sum_pass(const sg_kmeans_problem *problem, sg_kmeans_workspace *w
     sg_pass pass = { .problem = problem, .workspace = workspace, .fixed_labels = labels };
     sg_run_pass(&pass, sg_sum_block);
     sg_reduce_blocks(problem, workspace, false);
-}
-
-/* Squared distance from row i to a centroid stored with leading dimension ldc. */
-static inline double sg_row_distance(const sg_kmeans_problem *problem, size_t i, const double *centre,
-                                     size_t ldc)
-{
-    double distance = 0.0;
-    for (size_t v = 0; v < problem->n_vars; ++v) {
-        double difference = problem->data[i + problem->ld * v] - centre[ldc * v];
-        distance += difference * difference;
-    }
-    return distance;
 }
 
 /* Each row's squared distance to its own centroid, into closest. */
