@@ -6,7 +6,8 @@
  * What must agree, and how closely:
  *   order statistics  the same bits (both are exact), float64 and float32,
  *                     patterns with ties, signed zeros, extremes
- *   k-means           from the same given centroids: the same labels and
+ *   k-means           from the same given centroids (columns with padding
+ *                     below them too): the same labels and
  *                     sizes, centroids within 1e-12 relative (absolute floor
  *                     1e-12 x the data's largest magnitude), inertia within
  *                     1e-11 relative: the GPU sums in another order
@@ -102,29 +103,34 @@ static void test_kmeans(void **state)
 {
     (void)state;
     TEST_SKIP_IF(g_skip_reason);
-    const size_t sizes[][3] = { { 500, 2, 3 }, { 20000, 5, 8 }, { 200000, 8, 16 } };
+    /* n, d, k and the rows of padding below each column: the last case's
+     * columns and labels cross the bus through the transfer lanes in chunks
+     * that start inside columns. */
+    const size_t sizes[][4] = { { 500, 2, 3, 0 }, { 20000, 5, 8, 0 }, { 200000, 8, 16, 0 }, { 1200007, 3, 4, 5 } };
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
-        size_t n = sizes[s][0], d = sizes[s][1], k = sizes[s][2];
-        double *data = malloc(n * d * sizeof *data), *initial = malloc(k * d * sizeof *initial);
+        size_t n = sizes[s][0], d = sizes[s][1], k = sizes[s][2], ld = n + sizes[s][3];
+        double *data = malloc(ld * d * sizeof *data), *initial = malloc(k * d * sizeof *initial);
+        for (size_t e = 0; e < ld * d; ++e)
+            data[e] = NAN;  /* the padding is never read */
         test_rng rng = { 41 + s };
         double largest = 0.0;
         for (size_t i = 0; i < n; ++i)
             for (size_t v = 0; v < d; ++v) {
                 double x = 4.0 * (double)(i % k) + (double)v + test_rng_normal(&rng);
-                data[i + n * v] = x;
+                data[i + ld * v] = x;
                 largest = fmax(largest, fabs(x));
             }
         for (size_t j = 0; j < k; ++j)
             for (size_t v = 0; v < d; ++v)
-                initial[j + k * v] = data[(j * 7919) % n + n * v];
+                initial[j + k * v] = data[(j * 7919) % n + ld * v];
         statgpu_kmeans_params params;
         statgpu_kmeans_params_init(&params);
         params.init = STATGPU_KMEANS_INIT_GIVEN;
         params.initial_centroids = initial;
         params.max_iterations = 50;
         statgpu_kmeans_result *cpu = NULL, *cuda = NULL;
-        assert_int_equal(statgpu_kmeans(g_cpu, data, n, d, n, k, &params, &cpu), STATGPU_OK);
-        assert_int_equal(statgpu_kmeans(g_cuda, data, n, d, n, k, &params, &cuda), STATGPU_OK);
+        assert_int_equal(statgpu_kmeans(g_cpu, data, n, d, ld, k, &params, &cpu), STATGPU_OK);
+        assert_int_equal(statgpu_kmeans(g_cuda, data, n, d, ld, k, &params, &cuda), STATGPU_OK);
         TEST_ASSERT_RAN_ON_CUDA(g_cuda, "k-means");
         assert_memory_equal(cpu->labels, cuda->labels, n * sizeof *cpu->labels);
         assert_memory_equal(cpu->cluster_sizes, cuda->cluster_sizes, k * sizeof *cpu->cluster_sizes);
