@@ -85,14 +85,16 @@ static void sg_block_range(const sg_kmeans_workspace *workspace, size_t n_obs, s
 }
 
 /* The screen of Lloyd's assignment (kmeans_screen.h) where it pays: from
- * SG_SCREEN_MIN_K centroids, and while every thread's tile of shifted rows
- * stays within SG_PARTIALS_MAX doubles in all. False when out of memory. */
+ * SG_SCREEN_MIN_K centroids, and while every thread's scratch (the tile of
+ * shifted rows, and the block's sums row by row) stays within
+ * SG_PARTIALS_MAX doubles in all. False when out of memory. */
 #define SG_SCREEN_MIN_K ((size_t)2)
 
 static bool sg_screen_create(sg_kmeans_workspace *workspace, const sg_kmeans_problem *problem)
 {
     size_t threads = problem->thread_count > 1 ? (size_t)problem->thread_count : 1;
-    size_t stride = sg_kmeans_screen_scratch_count(problem->n_vars);
+    size_t stride = sg_kmeans_screen_scratch_count(problem->n_vars) + problem->k * problem->n_vars;
+    stride = (stride + 3) / 4 * 4;  /* each thread's scratch 32-byte aligned */
     if (problem->k < SG_SCREEN_MIN_K || stride > SG_PARTIALS_MAX / threads)
         return true;
     if (!sg_kmeans_screen_create(&workspace->screen, problem->k, problem->n_vars))
@@ -435,6 +437,11 @@ static size_t sg_assign_rows(const sg_kmeans_problem *problem, const sg_kmeans_s
     int32_t nearest[SG_TILE_ROWS];
     size_t changed = 0;
     double total = 0.0;
+    /* With the screen, the clusters' sums a cluster after another (a row's d
+     * additions in one or two cache lines), into sums at the end. */
+    double *row_sums = screen != NULL ? scratch + sg_kmeans_screen_scratch_count(d) : NULL;
+    if (row_sums != NULL)
+        memset(row_sums, 0, k * d * sizeof *row_sums);
     for (size_t tile = begin; tile < end; tile += SG_TILE_ROWS) {
         size_t rows = end - tile < SG_TILE_ROWS ? end - tile : SG_TILE_ROWS;
         if (screen != NULL)
@@ -456,11 +463,21 @@ static size_t sg_assign_rows(const sg_kmeans_problem *problem, const sg_kmeans_s
          * still come in row order, and a row's d additions are independent. */
         for (size_t i = 0; i < rows; ++i) {
             const double *row = problem->data + tile + i;
-            double *cluster_sums = sums + nearest[i];
-            for (size_t v = 0; v < d; ++v)
-                cluster_sums[k * v] += row[ld * v];
+            if (row_sums != NULL) {
+                double *cluster_sums = row_sums + d * (size_t)nearest[i];
+                for (size_t v = 0; v < d; ++v)
+                    cluster_sums[v] += row[ld * v];
+            } else {
+                double *cluster_sums = sums + nearest[i];
+                for (size_t v = 0; v < d; ++v)
+                    cluster_sums[k * v] += row[ld * v];
+            }
         }
     }
+    if (row_sums != NULL)
+        for (size_t j = 0; j < k; ++j)
+            for (size_t v = 0; v < d; ++v)
+                sums[j + k * v] = row_sums[d * j + v];
     *inertia = total;
     return changed;
 }
