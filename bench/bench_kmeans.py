@@ -15,7 +15,9 @@ Times: medians of the repeats. statgpu on CUDA: the engine's own CUDA-event
 times (compute = the iterations on the device, transfer = the data's copy in
 and the result's copy out) and the wall time of the whole call (which also
 includes the data check on the CPU). PyTorch: CUDA events around the 50
-iterations after a warm-up, data already on the device. CPU peers: wall time.
+iterations after a warm-up, data already on the device. CPU peers: wall time,
+the peers taking turns within each repeat (--baseline-lib adds another build
+of statgpu on the CPU, for a before and after in one run).
 
 --skip-gpu leaves out the GPU peers (a machine without CUDA), --skip-cpu the
 CPU peers; --threads N runs statgpu's CPU backend and scikit-learn (through
@@ -84,7 +86,20 @@ def ours(engine, backend, data, initial, repeats, threads):
         context.close()
 
 
-def sklearn_peer(data, initial, repeats, threads):
+def statgpu_cpu_once(engine, data, initial, threads):
+    """One timed CPU call per use of the function returned; the context stays."""
+    context = engine.context(backend="cpu", threads=threads)
+
+    def once():
+        start = time.perf_counter()
+        result = kmeans(context, data, initial.shape[0], initial_centroids=initial, max_iterations=ITERATIONS,
+                        tolerance=0.0)
+        return (time.perf_counter() - start) * 1e3, {"iterations": result["iterations"], "inertia": result["inertia"]}
+    return once
+
+
+def sklearn_once(data, initial, threads):
+    """One timed fit per use of the function returned, or None without scikit-learn."""
     try:
         from sklearn.cluster import KMeans
         import sklearn
@@ -93,8 +108,8 @@ def sklearn_peer(data, initial, repeats, threads):
         return None
     x = np.ascontiguousarray(data)
     c = np.ascontiguousarray(initial)
-    times, model = [], None
-    for _ in range(repeats):
+
+    def once():
         model = KMeans(n_clusters=c.shape[0], init=c, n_init=1, max_iter=ITERATIONS, tol=0.0, algorithm="lloyd")
         start = time.perf_counter()
         if threads > 0:
@@ -102,9 +117,24 @@ def sklearn_peer(data, initial, repeats, threads):
                 model.fit(x)
         else:
             model.fit(x)
-        times.append((time.perf_counter() - start) * 1e3)
-    return {"ms": statistics.median(times), "iterations": int(model.n_iter_), "inertia": float(model.inertia_),
-            "version": sklearn.__version__}
+        return (time.perf_counter() - start) * 1e3, {"iterations": int(model.n_iter_),
+                                                       "inertia": float(model.inertia_),
+                                                       "version": sklearn.__version__}
+    return once
+
+
+def cpu_peers_in_turn(peers, repeats):
+    """The CPU peers (name, once or None) taking turns within each repeat, so
+    that each sees the machine as the others do; medians."""
+    runnable = [(name, once) for name, once in peers if once is not None]
+    times = {name: [] for name, _ in runnable}
+    last = {}
+    for _ in range(repeats):
+        for name, once in runnable:
+            ms, last[name] = once()
+            times[name].append(ms)
+    return {name: (dict(last[name], ms=statistics.median(times[name])) if name in last else None)
+            for name, _ in peers}
 
 
 def torch_peer(data, initial, repeats):
@@ -154,11 +184,13 @@ def main():
     parser.add_argument("--cpu-repeats", type=int, default=3, help="repeats of the CPU peers")
     parser.add_argument("--skip-cpu", action="store_true", help="leave out statgpu on the CPU and scikit-learn")
     parser.add_argument("--skip-gpu", action="store_true", help="leave out statgpu on CUDA and torch")
+    parser.add_argument("--baseline-lib", help="another libstatgpu.so, run on the CPU beside --lib (before and after)")
     parser.add_argument("--threads", type=int, default=0,
                         help="threads of statgpu's CPU backend and of scikit-learn (threadpoolctl); 0: their defaults")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     engine = Engine(args.lib)
+    baseline = Engine(args.baseline_lib) if args.baseline_lib else None
     log(f"statgpu {engine.lib.statgpu_version_string().decode()}; {ITERATIONS} Lloyd iterations from given centroids")
 
     rows = []
@@ -171,10 +203,18 @@ def main():
             peers.append(("statgpu CUDA", lambda: ours(engine, "cuda", data, initial, args.repeats, args.threads)))
             peers.append(("torch Lloyd (GPU, float64)", lambda: torch_peer(data, initial, args.repeats)))
         if not args.skip_cpu:
-            peers.append(("statgpu CPU",
-                          lambda: ours(engine, "cpu", data, initial, args.cpu_repeats, args.threads)))
-            peers.append(("scikit-learn lloyd (CPU)",
-                          lambda: sklearn_peer(data, initial, args.cpu_repeats, args.threads)))
+            cpu_peers = [("statgpu CPU", statgpu_cpu_once(engine, data, initial, args.threads))]
+            if baseline is not None:
+                cpu_peers.append(("statgpu CPU (baseline)", statgpu_cpu_once(baseline, data, initial, args.threads)))
+            cpu_peers.append(("scikit-learn lloyd (CPU)", sklearn_once(data, initial, args.threads)))
+            cpu_results = {}
+
+            def cpu_result(peer):
+                if not cpu_results:
+                    cpu_results.update(cpu_peers_in_turn(cpu_peers, args.cpu_repeats))
+                return cpu_results[peer]
+            for peer, _ in cpu_peers:
+                peers.append((peer, lambda peer=peer: cpu_result(peer)))
         for peer, run in peers:
             try:
                 result = run()
