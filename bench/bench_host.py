@@ -29,7 +29,7 @@ from bench_kmeans import make_blobs  # noqa: E402
 from bench_lts import make_data as make_lts_data  # noqa: E402
 from bench_select import Timer  # noqa: E402
 
-CASES = ("median", "percentiles", "median32", "kmeans", "gmm", "lts", "igmm")
+CASES = ("median", "percentiles", "median32", "kmeans", "gmm", "lts", "igmm", "auto")
 
 
 def log(*parts):
@@ -50,7 +50,52 @@ def engine_call(context, clock, function, repeats=None):
     report = context.report()
     if report.last_used != 2:
         raise RuntimeError(f"ran on the CPU: {report.note.decode()}")
+    if report.note:
+        log(f"  note: {report.note.decode()}")
     return wall, report.last_transfer_seconds * 1e3, report.last_compute_seconds * 1e3
+
+
+def auto_table(engine, clock):
+    """Each method at sizes around its CPU/GPU crossover, on the CPU backend
+    (all threads), on CUDA and on AUTO: AUTO should be within 10% of the
+    faster."""
+    contexts = {name: engine.context(backend=name) for name in ("cpu", "cuda", "auto")}
+    rng = np.random.default_rng(17)
+    cases = []
+    for log2 in (12, 14, 16, 18, 20, 22):
+        host = rng.standard_normal(1 << log2)
+        cases.append((f"median, 2^{log2}", host.nbytes,
+                      lambda c, host=host: c.median(c.vector(host.ctypes.data, host.size, "float64", "host"))))
+    for n, d, k in ((2_000, 4, 4), (20_000, 8, 8), (200_000, 16, 16), (1_000_000, 16, 16)):
+        data, initial = make_blobs(n, d, k, 5)
+        cases.append((f"k-means {n} x {d}, k = {k}, 20 iterations", data.nbytes,
+                      lambda c, data=data, initial=initial, k=k: kmeans(
+                          c, data, k, initial_centroids=initial, max_iterations=20, tolerance=0.0)))
+    for n in (2_000, 20_000, 200_000):
+        _, data, initial = make_mixture(n, 8, 8, 3)
+        cases.append((f"GMM {n} x 8, k = 8, 20 iterations", data.nbytes,
+                      lambda c, data=data, initial=initial: gmm(c, data, 8, *initial, max_iterations=20,
+                                                                 tolerance=0.0)))
+    for n in (2_000, 20_000, 200_000):
+        x, y, _ = make_lts_data(n, 5, 9)
+        cases.append((f"LTS n = {n}, p = 5", x.nbytes + y.nbytes, lambda c, x=x, y=y: lts(c, y, x)))
+    for sets in (10, 100, 1000):
+        data = make_sets(sets, 2000, 1)
+        cases.append((f"IGMM {sets} x 2,000, k = 2, 1 start", data.nbytes,
+                      lambda c, data=data: igmm(c, data, 2, starts=1, max_iterations=100, tolerance=0.0)))
+    lines = ["| case | CPU | CUDA | AUTO | AUTO ran | AUTO / faster |", "|---|---|---|---|---|---|"]
+    for name, _, call in cases:
+        times = {}
+        for backend, context in contexts.items():
+            times[backend] = clock.host(lambda: call(context), 3)
+        used = {0: "auto", 1: "CPU", 2: "CUDA"}.get(contexts["auto"].report().last_used, "?")
+        faster = min(times["cpu"], times["cuda"])
+        lines.append(f"| {name} | {times['cpu']:.2f} | {times['cuda']:.2f} | {times['auto']:.2f} | {used} | "
+                     f"{times['auto'] / faster:.2f} |")
+        log(lines[-1])
+    for context in contexts.values():
+        context.close()
+    return lines
 
 
 def main():
@@ -139,6 +184,10 @@ def main():
             device)
         del sets
 
+    auto_lines = []
+    if "auto" in cases:
+        auto_lines = auto_table(engine, clock)
+
     lines = ["| case | input | bus (pinned) | whole call (pageable) | of it: copy, device | whole / bus | "
              "torch whole call | target (whole) | target (device) |", "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -153,6 +202,10 @@ def main():
             f"{r['device_target'] or ''} |")
     log("\n## Host data: whole calls from pageable memory against the bus (H2D), medians\n")
     log("\n".join(lines))
+    if auto_lines:
+        log("\n## AUTO against the faster backend (wall ms from pageable memory, medians)\n")
+        log("\n".join(auto_lines))
+        lines += [""] + auto_lines
     if args.out:
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "host.md"), "w") as handle:

@@ -459,9 +459,14 @@ static void test_backend_report_and_auto(void **state)
     statgpu_context *automatic = make_context(STATGPU_BACKEND_AUTO, 0);
     result = fit(automatic, STATGPU_BACKEND_CUDA, data, n, d, k, &params);
     statgpu_kmeans_result_destroy(result);
-    double *small = make_blobs(1000, d, k, 3.0, 0.0, 801);  /* n d k = 64000: the CPU */
-    result = fit(automatic, STATGPU_BACKEND_CPU, small, 1000, d, k, &params);
+    double *small = make_blobs(100, d, k, 3.0, 0.0, 801);  /* n d k = 6400: the CPU, and the note says why */
+    result = fit(automatic, STATGPU_BACKEND_CPU, small, 100, d, k, &params);
     statgpu_kmeans_result_destroy(result);
+    assert_int_equal(statgpu_context_backend_report(automatic, &report), STATGPU_OK);
+    assert_non_null(strstr(report.note, "AUTO chose the CPU"));
+    char text[512];
+    assert_int_equal(statgpu_backend_describe(&report, text, sizeof text), STATGPU_OK);
+    assert_non_null(strstr(text, "the last call ran on the CPU: AUTO chose the CPU"));
     statgpu_context_destroy(automatic);
     free(small);
     free(data);

@@ -11,12 +11,26 @@ void sg_dispatch_begin(statgpu_context *context)
     context->last_transfer_seconds = context->last_compute_seconds = 0.0;
 }
 
-bool sg_dispatch_wants_cuda(const statgpu_context *context, double work, double auto_min_work, bool on_device)
+bool sg_dispatch_wants_cuda(statgpu_context *context, double work, double auto_min_work, bool on_device)
 {
     statgpu_backend backend = context->params.backend;
     if (on_device || backend == STATGPU_BACKEND_CUDA)
         return true;
-    return backend == STATGPU_BACKEND_AUTO && work >= auto_min_work;
+    if (backend != STATGPU_BACKEND_AUTO)
+        return false;
+    if (work >= auto_min_work)
+        return true;
+    if (context->cuda_state != NULL)  /* a GPU is there (an earlier call found it): say why it is not used */
+        snprintf(context->note, sizeof context->note, "AUTO chose the CPU: the call's work (%.3g) is below the "
+             "GPU's break-even on %d threads (%.3g)", work, context->cpu_thread_count, auto_min_work);
+    return false;
+}
+
+bool sg_dispatch_wants_cuda_above(statgpu_context *context, double work, double crossover, bool on_device)
+{
+    const double threads = (double)context->cpu_thread_count;
+    const double scale = threads > SG_DISPATCH_CROSSOVER_THREADS ? threads / SG_DISPATCH_CROSSOVER_THREADS : 1.0;
+    return sg_dispatch_wants_cuda(context, work, crossover * scale, on_device);
 }
 
 bool sg_dispatch_cuda_ready(statgpu_context *context, char *message, size_t message_bytes)

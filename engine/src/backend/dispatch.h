@@ -36,9 +36,22 @@
 void sg_dispatch_begin(statgpu_context *context);
 
 /* True when the call should try CUDA: the context asks for CUDA, the data
- * are in device memory, or the context says AUTO and work >= auto_min_work. */
-bool sg_dispatch_wants_cuda(const statgpu_context *context, double work, double auto_min_work,
-                            bool on_device);
+ * are in device memory, or the context says AUTO and work >= auto_min_work.
+ * Under AUTO, where an earlier call found a GPU, a call below the bar gets
+ * a note that says so (GPUINFO and the CLI's --time show it). */
+bool sg_dispatch_wants_cuda(statgpu_context *context, double work, double auto_min_work, bool on_device);
+
+/* The same for a method whose CPU time falls with the threads and whose
+ * GPU time is about constant at the bar: crossover is the work at which the
+ * GPU's whole call (copies, launches) takes what the CPU's takes on
+ * SG_DISPATCH_CROSSOVER_THREADS threads, measured on the benchmark machine
+ * (bench/NOTES.md, "AUTO"), and the bar is crossover times the context's
+ * threads over those (never below crossover: with fewer threads the CPU
+ * still runs a small call on one). */
+bool sg_dispatch_wants_cuda_above(statgpu_context *context, double work, double crossover, bool on_device);
+
+/* The CPU threads of the machine that measured the crossovers. */
+#define SG_DISPATCH_CROSSOVER_THREADS 16
 
 /* Loads the CUDA module and the context's device state (once per context).
  * True when CUDA can run; otherwise false, with why in message. */

@@ -23,8 +23,11 @@
 
 /* Under STATGPU_BACKEND_AUTO, Lloyd's iterations run on the GPU from this
  * much work per iteration (n_obs x n_vars x k): below it the copy to the
- * device and the per-iteration launches cost more than the CPU's pass. */
-#define SG_KMEANS_AUTO_CUDA_MIN_WORK 4194304.0
+ * device and the per-iteration launches cost more than the CPU's pass. At
+ * 2000 x 4, k = 4 (32,000), 20 iterations, the GPU's whole call took 0.88 ms
+ * and the CPU's 1.27 on 16 threads (bench/NOTES.md, "AUTO"); scaled by
+ * dispatch.h for more threads. */
+#define SG_KMEANS_AUTO_CUDA_MIN_WORK 16384.0
 
 #define SG_KMEANS_PARAMS_MIN_BYTES (offsetof(statgpu_kmeans_params, seed) + sizeof(uint64_t))
 
@@ -352,7 +355,7 @@ statgpu_status statgpu_kmeans(statgpu_context *context, const double *data, size
     sg_dispatch_begin(context);
     bool on_cuda = false;
     double work = (double)problem.n_obs * (double)problem.n_vars * (double)problem.k;
-    if (sg_dispatch_wants_cuda(context, work, SG_KMEANS_AUTO_CUDA_MIN_WORK, false)) {
+    if (sg_dispatch_wants_cuda_above(context, work, SG_KMEANS_AUTO_CUDA_MIN_WORK, false)) {
         statgpu_cuda_status cuda_status = STATGPU_CUDA_NO_DEVICE;
         if (sg_dispatch_cuda_ready(context, runs.message, sizeof runs.message))
             cuda_status = sg_cuda_kmeans_begin(context, &problem, &runs.session, &runs.timing, runs.message,

@@ -10,9 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Under STATGPU_BACKEND_AUTO, smaller inputs stay on the CPU: copying them to
- * the GPU costs more than selecting on the host. */
-#define SG_AUTO_CUDA_MIN_COUNT ((size_t)1 << 20)
+/* Under STATGPU_BACKEND_AUTO, the values from which the GPU's whole call
+ * (copy included) is faster than the CPU's on 16 threads: 2^12 took 0.08 ms
+ * on the GPU and 0.07 on the CPU, 2^14 0.15 and 0.40 (bench/NOTES.md,
+ * "AUTO"); scaled by dispatch.h for more threads. */
+#define SG_AUTO_CUDA_MIN_COUNT ((size_t)1 << 13)
 
 /* ------------------------------------------------------------- validation */
 
@@ -64,7 +66,7 @@ static statgpu_status sg_select_ranks(statgpu_context *context, const statgpu_ve
      * in its first pass over the data (host data too: a host pass would cost
      * a third of the whole call at 2^27 doubles), the CPU below. */
     sg_dispatch_begin(context);
-    if (sg_dispatch_wants_cuda(context, (double)data->count, (double)SG_AUTO_CUDA_MIN_COUNT, on_device)) {
+    if (sg_dispatch_wants_cuda_above(context, (double)data->count, (double)SG_AUTO_CUDA_MIN_COUNT, on_device)) {
         char message[256] = "";
         statgpu_cuda_status status = STATGPU_CUDA_NO_DEVICE;
         if (context->params.backend == STATGPU_BACKEND_CPU && on_device)
