@@ -546,7 +546,11 @@ static bool same_result(const statgpu_lts_result *a, const statgpu_lts_result *b
            && memcmp(&a->scale, &b->scale, sizeof(double)) == 0
            && memcmp(a->weights, b->weights, a->n_obs * sizeof(int32_t)) == 0
            && memcmp(a->residuals, b->residuals, a->n_obs * sizeof(double)) == 0
-           && memcmp(a->best_subset, b->best_subset, a->h * sizeof(size_t)) == 0;
+           && memcmp(a->best_subset, b->best_subset, a->h * sizeof(size_t)) == 0
+           && memcmp(&a->raw_scale, &b->raw_scale, sizeof(double)) == 0
+           && memcmp(a->raw_weights, b->raw_weights, a->n_obs * sizeof(int32_t)) == 0
+           && memcmp(a->raw_residuals, b->raw_residuals, a->n_obs * sizeof(double)) == 0
+           && a->outlier_count == b->outlier_count;
 }
 
 /* Same seed, same bits; and the same bits at 1, 2 and 3 threads, on small
@@ -579,6 +583,117 @@ static void test_reproducible_at_any_thread_count(void **state)
         statgpu_lts_result_destroy(first);
         free(y);
         free(x);
+    }
+}
+
+/* The passes over all the rows (standardisation, residuals, trimmed sums,
+ * weights) cut the rows into blocks of 65536 and the full-data C-steps
+ * share out blocks of rows from 65536 rows on: at 200000 rows every output
+ * is the same bits at 1, 2 and 3 threads. */
+static void test_same_bits_at_any_thread_count_on_many_rows(void **state)
+{
+    (void)state;
+    TEST_SKIP_IF(g_skip_reason);
+    size_t n = 200000, d = 3;
+    double *y = malloc(n * sizeof *y), *x = malloc(n * d * sizeof *x);
+    make_data(n, d, 0.2, 77, y, x);
+    for (size_t i = 0; i < n; i += 20)
+        x[i] += 10.0;  /* bad leverage points */
+    statgpu_lts_result *first = NULL;
+    for (int threads = 1; threads <= 3; ++threads) {
+        statgpu_context *context = NULL;
+        TEST_CONTEXT_WITH_THREADS(STATGPU_BACKEND_CPU, threads, context);
+        statgpu_lts_result *r = NULL;
+        assert_int_equal(statgpu_lts(context, y, x, n, d, n, NULL, &r), STATGPU_OK);
+        assert_all_finite(r);
+        if (first == NULL)
+            first = r;
+        else {
+            if (!same_result(first, r))
+                fail_msg("%d threads: not the same bits as 1 thread", threads);
+            statgpu_lts_result_destroy(r);
+        }
+        statgpu_context_destroy(context);
+    }
+    statgpu_lts_result_destroy(first);
+    free(y);
+    free(x);
+}
+
+/* IEEE total order, as the engine's selection orders doubles (-0.0 first). */
+static int compare_total_order(const void *a, const void *b)
+{
+    uint64_t x = sg_key_from_double(*(const double *)a), y = sg_key_from_double(*(const double *)b);
+    return (x > y) - (x < y);
+}
+
+/* R's median by a sort in the selection's order. */
+static double sorted_median(const double *values, size_t n)
+{
+    double *copy = malloc(n * sizeof *copy);
+    memcpy(copy, values, n * sizeof *copy);
+    qsort(copy, n, sizeof *copy, compare_total_order);
+    double median = n % 2 ? copy[n / 2] : copy[n / 2 - 1] / 2 + copy[n / 2] / 2;
+    free(copy);
+    return median;
+}
+
+/* The standardisation's location and scale (median and MAD, or the median
+ * of |x| without an intercept) equal a sort's, bit for bit, on columns of
+ * both parities large enough for the radix selection: continuous values,
+ * heavy ties, and middles that are zeros of both signs. */
+static void test_standardise_against_sort(void **state)
+{
+    (void)state;
+    size_t counts[2] = { 70001, 70000 };
+    for (int c = 0; c < 2; ++c) {
+        size_t n = counts[c], d = 4;
+        double *x = malloc(n * d * sizeof *x), *y = malloc(n * sizeof *y), *deviation = malloc(n * sizeof *deviation);
+        double *z = malloc(n * (d + 1) * sizeof *z), *zy = malloc(n * sizeof *zy);
+        test_rng rng = { 99 + (uint64_t)c };
+        for (size_t i = 0; i < n; ++i) {
+            double u = test_rng_normal(&rng);
+            x[i] = u;                                            /* continuous */
+            x[i + n] = round(3.0 * u);                           /* ties */
+            x[i + 2 * n] = i % 2 ? -0.0 : (i % 3 ? 0.0 : 1.0 + (double)(i % 7)); /* zeros of both signs */
+            x[i + 3 * n] = i < n / 2 ? -0.0 : 0.5 * u;           /* the lower middle is -0.0 */
+            y[i] = 2.0 * u + test_rng_normal(&rng);
+        }
+        for (int intercept = 0; intercept <= 1; ++intercept) {
+            sg_lts_column columns[5];
+            sg_lts_standardise(y, x, n, d, n, intercept, 3, z, zy, columns);
+            for (size_t v = 0; v <= d; ++v) {
+                const double *source = v < d ? x + n * v : y;
+                assert_int_equal(columns[v].status, STATGPU_OK);
+                if (columns[v].fault != SG_LTS_COLUMN_OK)
+                    fail_msg("n %zu column %zu intercept %d: fault %d", n, v, intercept, (int)columns[v].fault);
+                double location = intercept ? sorted_median(source, n) : 0.0;
+                for (size_t i = 0; i < n; ++i)
+                    deviation[i] = fabs(source[i] - location);
+                double scale = sorted_median(deviation, n);
+                if (!(scale > 0.0)) {
+                    double mean = 0.0;
+                    for (size_t i = 0; i < n; ++i)
+                        mean += deviation[i];
+                    scale = mean / (double)n > 0.0 ? mean / (double)n : 1.0;
+                }
+                if (memcmp(&columns[v].location, &location, sizeof location) != 0
+                    || memcmp(&columns[v].scale, &scale, sizeof scale) != 0)
+                    fail_msg("n %zu column %zu intercept %d: location %.17g scale %.17g, by sorting %.17g and %.17g",
+                             n, v, intercept, columns[v].location, columns[v].scale, location, scale);
+                const double *standard = v < d ? z + n * (v + (size_t)intercept) : zy;
+                for (size_t i = 0; i < n; ++i) {
+                    double expected = (source[i] - location) / scale;
+                    if (memcmp(&standard[i], &expected, sizeof expected) != 0)
+                        fail_msg("n %zu column %zu row %zu: %.17g, expected %.17g", n, v, i, standard[i], expected);
+                }
+            }
+        }
+        free(x);
+        free(y);
+        free(deviation);
+        free(z);
+        free(zy);
     }
 }
 
@@ -900,6 +1015,8 @@ int main(void)
         cmocka_unit_test(test_alpha_one_is_least_squares),
         cmocka_unit_test(test_large_contaminated),
         cmocka_unit_test(test_reproducible_at_any_thread_count),
+        cmocka_unit_test(test_same_bits_at_any_thread_count_on_many_rows),
+        cmocka_unit_test(test_standardise_against_sort),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_impossible_counts),
         cmocka_unit_test(test_thread_teams),

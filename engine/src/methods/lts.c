@@ -8,7 +8,11 @@
  * the h-subset's cross products) go through one C-step primitive that the
  * CPU (lts_cpu.c) and the CUDA module implement alike; this file asks the
  * dispatch rule (backend/dispatch.c) for the backend, falls back to the CPU
- * when CUDA fails, and leaves the dense algebra to math/dense.c.
+ * when CUDA fails, and leaves the dense algebra to math/dense.c. The passes
+ * over all the rows around the search (finiteness, standardisation, the
+ * final fits' residuals, trimmed sums and weights) run on the CPU's threads
+ * whichever backend runs the C-steps (lts_cpu.c, the same bits at any
+ * thread count).
  *
  * Units. The search runs on a standardised copy of the data: with an
  * intercept every predictor and the response are centred on their medians
@@ -19,7 +23,6 @@
  * standardised rows, mapped back to the original units.
  */
 #include "internal.h"
-#include "core/pool.h"
 #include "core/units.h"
 #include "core/matrix.h"
 #include "math/dense.h"
@@ -80,11 +83,6 @@
 #define SG_LTS_QR_TOLERANCE        1e-7
 #define SG_LTS_ELEMENTAL_TOLERANCE 1e-10
 #define SG_LTS_CHOLESKY_TOLERANCE  1e-12
-
-/* Standardised values and coefficients beyond these are refused or dropped:
- * squares and sums of products then stay far from overflow. */
-#define SG_LTS_MAX_STANDARDISED 1e100
-#define SG_LTS_MAX_COEFFICIENT  1e50
 
 /* robustbase's cut-off for weights: qnorm(0.9875). */
 #define SG_LTS_WEIGHT_CUTOFF 2.241402727604947
@@ -641,53 +639,6 @@ static void sg_candidates_sort(sg_lts_candidates *list, double *swap_coef)
     }
 }
 
-/* ========================================================== standardisation */
-
-/* The median of values[0 .. count-1] (R's: the mean of the middle two for
- * an even count). */
-static statgpu_status sg_median(const double *values, size_t count, int threads, double *median)
-{
-    size_t ranks[2] = { (count + 1) / 2, count / 2 + 1 };
-    double results[2];
-    size_t rank_count = ranks[0] == ranks[1] ? 1 : 2;
-    statgpu_status status = sg_cpu_select_ranks(values, STATGPU_DTYPE_FLOAT64, count, ranks, rank_count,
-                                                STATGPU_SELECT_AUTO, results, threads);
-    if (status != STATGPU_OK)
-        return status;
-    *median = rank_count == 1 ? results[0] : results[0] / 2 + results[1] / 2;
-    return STATGPU_OK;
-}
-
-/* Location and scale of one column (count values): with centring, the
- * median and the median absolute deviation from it; without, 0 and the
- * median of the absolute values. A zero scale falls back to the mean
- * absolute deviation, then to 1 (a constant column, caught elsewhere). */
-static statgpu_status sg_location_scale(const double *values, size_t count, bool centre, int threads,
-                                        double *scratch, double *location, double *scale)
-{
-    double centre_value = 0.0;
-    statgpu_status status = STATGPU_OK;
-    if (centre)
-        status = sg_median(values, count, threads, &centre_value);
-    if (status != STATGPU_OK)
-        return status;
-    double mean_deviation = 0.0;
-    for (size_t i = 0; i < count; ++i) {
-        scratch[i] = fabs(values[i] - centre_value);
-        mean_deviation += scratch[i];
-    }
-    mean_deviation /= (double)count;
-    double spread;
-    status = sg_median(scratch, count, threads, &spread);
-    if (status != STATGPU_OK)
-        return status;
-    if (!(spread > 0.0) || !isfinite(spread))
-        spread = mean_deviation > 0.0 && isfinite(mean_deviation) ? mean_deviation : 1.0;
-    *location = centre_value;
-    *scale = spread;
-    return STATGPU_OK;
-}
-
 /* ============================================================ the interface */
 
 void statgpu_lts_params_init(statgpu_lts_params *params)
@@ -787,6 +738,8 @@ static statgpu_status sg_check_lts_arguments(statgpu_context *context, const dou
 static statgpu_status sg_check_finite(statgpu_context *context, const double *y, const double *x, size_t n,
                                       size_t n_vars, size_t ld)
 {
+    if (sg_lts_all_finite(y, x, n, n_vars, ld, context->cpu_thread_count))
+        return STATGPU_OK;
     for (int pass = 0; pass < 2; ++pass)
         for (size_t v = 0; v <= n_vars; ++v) {
             const double *column = v == 0 ? y : x + ld * (v - 1);
@@ -826,69 +779,6 @@ static bool sg_lts_is_exhaustive(size_t n, size_t p, size_t start_count)
     if (p <= 6 && n <= replow[p])
         return true;
     return sg_choose(n, p) <= start_count;
-}
-
-/* Residuals y - x b in the original units for every row. */
-typedef struct sg_residual_pass {
-    const double *y, *x;
-    size_t        n, n_vars, ld;
-    int           intercept;
-    const double *coef;
-    double       *residuals;
-} sg_residual_pass;
-
-#define SG_RESIDUAL_BLOCK ((size_t)65536)  /* rows per block */
-
-static void sg_residual_block(void *context, size_t b, int slot)
-{
-    (void)slot;
-    const sg_residual_pass *pass = context;
-    size_t begin = b * SG_RESIDUAL_BLOCK, end = begin + SG_RESIDUAL_BLOCK < pass->n ? begin + SG_RESIDUAL_BLOCK : pass->n;
-    for (size_t i = begin; i < end; ++i) {
-        double fit = pass->intercept ? pass->coef[0] : 0.0;
-        for (size_t v = 0; v < pass->n_vars; ++v)
-            fit += pass->x[i + pass->ld * v] * pass->coef[v + (size_t)pass->intercept];
-        pass->residuals[i] = pass->y[i] - fit;
-    }
-}
-
-static void sg_original_residuals(const double *y, const double *x, size_t n, size_t n_vars, size_t ld,
-                                  int intercept, const double *coef, int threads, double *residuals)
-{
-    sg_residual_pass pass = { y, x, n, n_vars, ld, intercept, coef, residuals };
-    sg_parallel_for(threads, (n + SG_RESIDUAL_BLOCK - 1) / SG_RESIDUAL_BLOCK, sg_residual_block, &pass);
-}
-
-/* The h-th smallest squared residual, the sum of the h smallest, and
- * (when subset is not NULL) their rows ascending, ties in row order.
- * squared holds n doubles of scratch. */
-static statgpu_status sg_trimmed(const double *residuals, size_t n, size_t h, int threads, double *squared,
-                                 double *kth, double *sum, size_t *subset)
-{
-    for (size_t i = 0; i < n; ++i)
-        squared[i] = residuals[i] * residuals[i];
-    double value;
-    statgpu_status status = sg_cpu_select_ranks(squared, STATGPU_DTYPE_FLOAT64, n, &h, 1, STATGPU_SELECT_AUTO,
-                                                &value, threads);
-    if (status != STATGPU_OK)
-        return status;
-    size_t below = 0;
-    for (size_t i = 0; i < n; ++i)
-        below += squared[i] < value;
-    size_t quota = h - below, taken = 0;
-    double total = 0.0;
-    for (size_t i = 0; i < n; ++i) {
-        bool in = squared[i] < value || (squared[i] == value && quota > 0 && (quota--, true));
-        if (!in)
-            continue;
-        total += squared[i];
-        if (subset != NULL)
-            subset[taken] = i;
-        ++taken;
-    }
-    *kth = value;
-    *sum = total;
-    return STATGPU_OK;
 }
 
 /* Coefficients in the original units from standardised ones. */
@@ -931,61 +821,49 @@ static statgpu_status sg_lts_prepare(statgpu_context *context, const double *y, 
     data->zy = malloc(n * sizeof(double));
     data->x_location = malloc((n_vars > 0 ? n_vars : 1) * sizeof(double));
     data->x_scale = malloc((n_vars > 0 ? n_vars : 1) * sizeof(double));
-    double *scratch = malloc(n * sizeof(double));
+    sg_lts_column *columns = malloc((n_vars + 1) * sizeof *columns);
     double *coef = malloc(p * sizeof(double));
     bool *kept = malloc(p * sizeof(bool));
     statgpu_status status = STATGPU_OK;
-    if (!data->z || !data->zy || !data->x_location || !data->x_scale || !scratch || !coef || !kept) {
+    if (!data->z || !data->zy || !data->x_location || !data->x_scale || !columns || !coef || !kept) {
         status = sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY,
                          "could not allocate LTS work space for %zu observations x %zu coefficients", n, p);
         goto done;
     }
-    if (intercept)
-        for (size_t i = 0; i < n; ++i)
-            data->z[i] = 1.0;
-    for (size_t v = 0; v < n_vars; ++v) {
-        const double *column = x + ld * v;
-        double low = column[0], high = column[0];
-        for (size_t i = 1; i < n; ++i) {
-            low = column[i] < low ? column[i] : low;
-            high = column[i] > high ? column[i] : high;
-        }
-        if (intercept && low == high) {
+    sg_lts_standardise(y, x, n, n_vars, ld, intercept, threads, data->z, data->zy, columns);
+    /* The first column at fault, in column order (y last). */
+    for (size_t v = 0; v <= n_vars; ++v) {
+        const sg_lts_column *column = &columns[v];
+        if (column->status != STATGPU_OK)
+            goto out_of_memory;
+        switch (column->fault) {
+        case SG_LTS_COLUMN_OK:
+            break;
+        case SG_LTS_COLUMN_CONSTANT:
             status = sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
                              "predictor %zu is constant (%g): beside the intercept it is collinear; remove it",
-                             v + 1, low);
+                             v + 1, column->value);
             goto done;
-        }
-        if (!intercept && low == 0.0 && high == 0.0) {
+        case SG_LTS_COLUMN_ZEROS:
             status = sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "predictor %zu is all zeros", v + 1);
             goto done;
-        }
-        status = sg_location_scale(column, n, intercept != 0, threads, scratch, &data->x_location[v],
-                                   &data->x_scale[v]);
-        if (status != STATGPU_OK)
-            goto out_of_memory;
-        double *target = data->z + n * (v + (size_t)intercept);
-        double location = data->x_location[v], scale = data->x_scale[v];
-        for (size_t i = 0; i < n; ++i) {
-            target[i] = (column[i] - location) / scale;
-            if (!(fabs(target[i]) <= SG_LTS_MAX_STANDARDISED)) {
+        case SG_LTS_COLUMN_TOO_FAR:
+            if (v < n_vars)
                 status = sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
                                  "predictor %zu: observation %zu (%g) is too far from the others (scale %g); "
-                                 "rescale the data", v + 1, i + 1, column[i], scale);
-                goto done;
-            }
-        }
-    }
-    status = sg_location_scale(y, n, intercept != 0, threads, scratch, &data->y_location, &data->y_scale);
-    if (status != STATGPU_OK)
-        goto out_of_memory;
-    for (size_t i = 0; i < n; ++i) {
-        data->zy[i] = (y[i] - data->y_location) / data->y_scale;
-        if (!(fabs(data->zy[i]) <= SG_LTS_MAX_STANDARDISED)) {
-            status = sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
-                             "y: observation %zu (%g) is too far from the others (scale %g); rescale the data",
-                             i + 1, y[i], data->y_scale);
+                                 "rescale the data", v + 1, column->row + 1, column->value, column->scale);
+            else
+                status = sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                                 "y: observation %zu (%g) is too far from the others (scale %g); rescale the data",
+                                 column->row + 1, column->value, column->scale);
             goto done;
+        }
+        if (v < n_vars) {
+            data->x_location[v] = column->location;
+            data->x_scale[v] = column->scale;
+        } else {
+            data->y_location = column->location;
+            data->y_scale = column->scale;
         }
     }
     size_t rank = sg_least_squares_rows(data->z, data->zy, n, p, NULL, n, SG_LTS_QR_TOLERANCE, threads, coef, kept,
@@ -1008,7 +886,7 @@ static statgpu_status sg_lts_prepare(statgpu_context *context, const double *y, 
 out_of_memory:
     status = sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate LTS work space");
 done:
-    free(scratch);
+    free(columns);
     free(coef);
     free(kept);
     return status;
@@ -1265,8 +1143,12 @@ static statgpu_status sg_lts_reweight(statgpu_context *context, const double *y,
         result->raw_scale = result->scale = 0.0;
         memcpy(result->coefficients, result->raw_coefficients, p * sizeof(double));
         memcpy(result->residuals, result->raw_residuals, n * sizeof(double));
-        for (size_t i = 0; i < n; ++i)
-            result->raw_weights[i] = result->weights[i] = fabs(result->raw_residuals[i]) <= exact_tolerance;
+        size_t fitting = sg_lts_flag_rows(result->raw_residuals, n, 0.0, exact_tolerance, threads,
+                                          result->raw_weights, NULL);
+        if (fitting == (size_t)-1)
+            return sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate LTS work space");
+        memcpy(result->weights, result->raw_weights, n * sizeof(int32_t));
+        result->outlier_count = n - fitting;
         return STATGPU_OK;
     }
     result->raw_scale = s0;
@@ -1279,15 +1161,11 @@ static statgpu_status sg_lts_reweight(statgpu_context *context, const double *y,
         free(kept);
         return sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate LTS work space");
     }
-    size_t weight_sum = 0;
-    for (size_t i = 0; i < n; ++i) {
-        int32_t w = fabs(result->raw_residuals[i] / s0) <= SG_LTS_WEIGHT_CUTOFF;
-        result->raw_weights[i] = w;
-        if (w)
-            rows[weight_sum++] = i;
-    }
-    size_t rank = sg_least_squares_rows(data->z, data->zy, n, p, rows, weight_sum, SG_LTS_QR_TOLERANCE, threads,
-                                        coef, kept, NULL);
+    size_t weight_sum = sg_lts_flag_rows(result->raw_residuals, n, s0, SG_LTS_WEIGHT_CUTOFF, threads,
+                                         result->raw_weights, rows);
+    size_t rank = weight_sum == (size_t)-1 ? weight_sum
+                                           : sg_least_squares_rows(data->z, data->zy, n, p, rows, weight_sum,
+                                                                   SG_LTS_QR_TOLERANCE, threads, coef, kept, NULL);
     free(rows);
     free(kept);
     if (rank == (size_t)-1) {
@@ -1297,11 +1175,8 @@ static statgpu_status sg_lts_reweight(statgpu_context *context, const double *y,
     sg_destandardise(coef, p, intercept, data->x_location, data->x_scale, data->y_location, data->y_scale,
                      result->coefficients);
     free(coef);
-    sg_original_residuals(y, x, n, n_vars, ld, intercept, result->coefficients, threads, result->residuals);
-    double weighted = 0.0;
-    for (size_t i = 0; i < n; ++i)
-        if (result->raw_weights[i])
-            weighted += result->residuals[i] * result->residuals[i];
+    sg_lts_residuals(y, x, n, n_vars, ld, intercept, result->coefficients, threads, result->residuals, NULL);
+    double weighted = sg_lts_weighted_squares(result->residuals, result->raw_weights, n, threads);
     double scale = weight_sum > 1 ? sqrt(weighted / (double)(weight_sum - 1)) : s0;
     if (weight_sum < n && weight_sum > 1) {
         result->consistency_factor = sg_lts_consistency((double)weight_sum, (double)n);
@@ -1309,15 +1184,16 @@ static statgpu_status sg_lts_reweight(statgpu_context *context, const double *y,
             result->correction_factor = sg_lts_small_sample(p, intercept, n, result->alpha, true);
         scale *= result->consistency_factor * result->correction_factor;
     }
-    if (!(scale > 0.0) || !isfinite(scale)) {
-        /* The weight-1 rows fit exactly: keep the raw scale for the flags. */
+    /* Where the weight-1 rows fit exactly the flags keep to the exact-fit
+     * tolerance (the scale 0 asks sg_lts_flag_rows for that). */
+    if (!(scale > 0.0) || !isfinite(scale))
         scale = 0.0;
-        for (size_t i = 0; i < n; ++i)
-            result->weights[i] = fabs(result->residuals[i]) <= exact_tolerance;
-    } else {
-        for (size_t i = 0; i < n; ++i)
-            result->weights[i] = fabs(result->residuals[i] / scale) <= SG_LTS_WEIGHT_CUTOFF;
-    }
+    size_t fitting = sg_lts_flag_rows(result->residuals, n, scale,
+                                      scale > 0.0 ? SG_LTS_WEIGHT_CUTOFF : exact_tolerance, threads,
+                                      result->weights, NULL);
+    if (fitting == (size_t)-1)
+        return sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate LTS work space");
+    result->outlier_count = n - fitting;
     result->scale = scale;
     return STATGPU_OK;
 }
@@ -1442,15 +1318,9 @@ statgpu_status statgpu_lts(statgpu_context *context, const double *y, const doub
             sg_dispatch_note_cpu(context, STATGPU_CUDA_ERROR, evaluator.failure, "LTS");
         }
         /* The h-subset of the winner, from its standardised residuals. */
-        double *residuals = result->residuals;  /* scratch until the end */
-        for (size_t i = 0; i < n; ++i) {
-            double fit = 0.0;
-            for (size_t v = 0; v < p; ++v)
-                fit += data.z[i + n * v] * standard[v];
-            residuals[i] = data.zy[i] - fit;
-        }
+        sg_lts_residuals(data.zy, data.z, n, p, n, 0, standard, threads, NULL, squared);
         double kth, sum;
-        status = sg_trimmed(residuals, n, h, threads, squared, &kth, &sum, result->best_subset);
+        status = sg_lts_trimmed(squared, n, h, threads, &kth, &sum, result->best_subset);
         if (status != STATGPU_OK) {
             status = sg_fail(context, status, "could not allocate LTS work space");
             goto done;
@@ -1469,11 +1339,12 @@ statgpu_status statgpu_lts(statgpu_context *context, const double *y, const doub
     }
     sg_destandardise(standard, p, intercept, data.x_location, data.x_scale, data.y_location, data.y_scale,
                      result->raw_coefficients);
-    sg_original_residuals(y, x, n, n_vars, ld, intercept, result->raw_coefficients, threads, result->raw_residuals);
+    sg_lts_residuals(y, x, n, n_vars, ld, intercept, result->raw_coefficients, threads, result->raw_residuals,
+                     squared);
     {
         double kth, sum;
-        status = sg_trimmed(result->raw_residuals, n, h, threads, squared, &kth, &sum,
-                            chosen.criterion == STATGPU_LTS_MEDIAN && h < n ? result->best_subset : NULL);
+        status = sg_lts_trimmed(squared, n, h, threads, &kth, &sum,
+                                chosen.criterion == STATGPU_LTS_MEDIAN && h < n ? result->best_subset : NULL);
         if (status != STATGPU_OK) {
             status = sg_fail(context, status, "could not allocate LTS work space");
             goto done;
@@ -1483,8 +1354,6 @@ statgpu_status statgpu_lts(statgpu_context *context, const double *y, const doub
     status = sg_lts_reweight(context, y, x, n_vars, ld, &data, result);
     if (status != STATGPU_OK)
         goto done;
-    for (size_t i = 0; i < n; ++i)
-        result->outlier_count += result->weights[i] == 0;
     if (unit_exponent != 0) {
         /* Back to y's units: coefficients, residuals and scales are in y's
          * units, the objective in their square. */
@@ -1509,8 +1378,7 @@ statgpu_status statgpu_lts(statgpu_context *context, const double *y, const doub
     bool finite = isfinite(result->objective) && isfinite(result->raw_scale) && isfinite(result->scale);
     for (size_t v = 0; v < p; ++v)
         finite = finite && isfinite(result->raw_coefficients[v]) && isfinite(result->coefficients[v]);
-    for (size_t i = 0; i < n && finite; ++i)
-        finite = isfinite(result->residuals[i]) && isfinite(result->raw_residuals[i]);
+    finite = finite && sg_lts_all_finite(result->residuals, result->raw_residuals, n, 1, n, threads);
     if (!finite) {
         status = sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
                          "the fit overflowed: the data span too many orders of magnitude; rescale them");

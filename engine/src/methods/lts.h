@@ -7,6 +7,9 @@
 
 #include "statgpu.h"
 
+#include <stdbool.h>
+#include <stdint.h>
+
 /* The standardised problem the C-steps see: x is n x p column-major with
  * leading dimension n (the intercept's column of ones first when there is
  * one), y has n values. */
@@ -29,5 +32,72 @@ typedef struct sg_lts_problem {
  * Returns STATGPU_OK or STATGPU_ERROR_OUT_OF_MEMORY. */
 statgpu_status sg_cpu_lts_csteps(const sg_lts_problem *problem, size_t h, const double *coef, size_t m,
                                  double *kth, double *objective, double *gram, double *xty);
+
+/* ------------------------------------------------------------------------
+ * The passes over all the rows around the C-steps (lts_cpu.c), which run on
+ * the CPU whichever backend runs the C-steps. Each is cut into fixed blocks
+ * of rows, or runs one column per thread; a sum adds its blocks in block
+ * order: the same bits at any thread count.
+ */
+
+/* True when every y_i and every x[i + ld*v] (v < n_vars) is finite. */
+bool sg_lts_all_finite(const double *y, const double *x, size_t n, size_t n_vars, size_t ld, int thread_count);
+
+/* Why a column cannot be standardised. */
+typedef enum sg_lts_column_fault {
+    SG_LTS_COLUMN_OK = 0,
+    SG_LTS_COLUMN_CONSTANT,  /* a predictor beside an intercept takes one value (`value`) */
+    SG_LTS_COLUMN_ZEROS,     /* a predictor without an intercept is all zeros */
+    SG_LTS_COLUMN_TOO_FAR    /* row `row`, `value`, lies beyond SG_LTS_MAX_STANDARDISED scales */
+} sg_lts_column_fault;
+
+/* One column's standardisation: value = (source - location) / scale. */
+typedef struct sg_lts_column {
+    double              location, scale;
+    statgpu_status      status;  /* STATGPU_OK, or STATGPU_ERROR_OUT_OF_MEMORY */
+    sg_lts_column_fault fault;
+    size_t              row;
+    double              value;
+} sg_lts_column;
+
+/* Standardised values and coefficients beyond these are refused or dropped:
+ * squares and sums of products then stay far from overflow. */
+#define SG_LTS_MAX_STANDARDISED 1e100
+#define SG_LTS_MAX_COEFFICIENT  1e50
+
+/* The standardised copy of the data, one column per thread: predictor v
+ * into z + n*(v + intercept) (the intercept's column of ones first), y into
+ * zy. With an intercept a column is centred on its median and divided by
+ * its median absolute deviation; without one only divided by the median of
+ * its absolute values; a zero scale falls back to the mean absolute
+ * deviation, then to 1. columns (n_vars + 1: the predictors, then y) gets
+ * each column's location, scale and fault; a column with a fault or a
+ * status stops there, and its part of z is unspecified. */
+void sg_lts_standardise(const double *y, const double *x, size_t n, size_t n_vars, size_t ld, int intercept,
+                        int thread_count, double *z /* out, n x (n_vars + intercept) */, double *zy /* out, n */,
+                        sg_lts_column *columns /* out, n_vars + 1 */);
+
+/* r_i = y_i - fit_i, fit_i = coef[0] (with an intercept) plus the sum over
+ * v < n_vars of x[i + ld*v] coef[v + intercept], added in v order. Writes
+ * residuals and squared (r_i^2) where not NULL. */
+void sg_lts_residuals(const double *y, const double *x, size_t n, size_t n_vars, size_t ld, int intercept,
+                      const double *coef, int thread_count, double *residuals, double *squared);
+
+/* Of squared (n values, none NaN): the h-th smallest (kth), the sum of the
+ * h smallest (rows below kth, then rows equal to it in row order until
+ * there are h) and, when subset is not NULL, those rows ascending. Returns
+ * STATGPU_OK or STATGPU_ERROR_OUT_OF_MEMORY. */
+statgpu_status sg_lts_trimmed(const double *squared, size_t n, size_t h, int thread_count, double *kth,
+                              double *sum, size_t *subset /* out, h, or NULL */);
+
+/* Flags the rows that fit: weights[i] = |residuals[i] / scale| <= limit, or
+ * |residuals[i]| <= limit where scale is 0. Lists the flagged rows ascending
+ * in rows when it is not NULL and returns their count. Returns (size_t)-1
+ * when out of memory. */
+size_t sg_lts_flag_rows(const double *residuals, size_t n, double scale, double limit, int thread_count,
+                        int32_t *weights /* out, n */, size_t *rows /* out, up to n, or NULL */);
+
+/* The sum of residuals[i]^2 over the rows whose weight is not 0. */
+double sg_lts_weighted_squares(const double *residuals, const int32_t *weights, size_t n, int thread_count);
 
 #endif

@@ -1,8 +1,11 @@
 /*
- * lts_cpu.c: the C-step primitive of least trimmed squares on the CPU
- * (contract in internal.h): for each coefficient vector, the residuals of
- * every row, the h-th smallest squared residual, the h-subset it defines and
- * that subset's cross products X_H^T X_H and X_H^T y.
+ * lts_cpu.c: least trimmed squares' passes over the rows on the CPU
+ * (contracts in lts.h). The C-step primitive: for each coefficient vector,
+ * the residuals of every row, the h-th smallest squared residual, the
+ * h-subset it defines and that subset's cross products X_H^T X_H and
+ * X_H^T y. And the passes lts.c runs around the C-steps on either backend:
+ * the finiteness check, the standardisation, residuals, trimmed sums and
+ * weights.
  *
  * Determinism: every sum runs over fixed blocks of SG_LTS_BLOCK_ROWS rows,
  * in row order inside a block and in block order across blocks, whether the
@@ -409,4 +412,465 @@ done:
     free(block_equal);
     free(gathers);
     return status;
+}
+
+/* ============================================ the passes around the C-steps */
+
+/* Rows per block of the passes below: sums add their blocks in block order. */
+#define SG_LTS_PASS_ROWS ((size_t)65536)
+
+static size_t sg_pass_blocks(size_t n)
+{
+    return (n + SG_LTS_PASS_ROWS - 1) / SG_LTS_PASS_ROWS;
+}
+
+static void sg_pass_rows(size_t n, size_t b, size_t *begin, size_t *end)
+{
+    *begin = b * SG_LTS_PASS_ROWS;
+    *end = *begin + SG_LTS_PASS_ROWS < n ? *begin + SG_LTS_PASS_ROWS : n;
+}
+
+/* The team for a pass of `operations_per_row` over n rows. */
+static int sg_pass_team(int thread_count, size_t n, double operations_per_row)
+{
+    return sg_threads_for(thread_count > 0 ? thread_count : 1, sg_pass_blocks(n), (double)n * operations_per_row);
+}
+
+/* ------------------------------------------------------------- finiteness */
+
+typedef struct sg_finite_pass {
+    const double *y, *x;
+    size_t        n, n_vars, ld, block_count;
+    bool         *block_finite;  /* (n_vars + 1) x block_count */
+} sg_finite_pass;
+
+static void sg_finite_block(void *context, size_t task, int slot)
+{
+    (void)slot;
+    const sg_finite_pass *pass = context;
+    size_t v = task / pass->block_count, b = task % pass->block_count, begin, end;
+    sg_pass_rows(pass->n, b, &begin, &end);
+    const double *column = v == 0 ? pass->y : pass->x + pass->ld * (v - 1);
+    bool finite = true;
+    for (size_t i = begin; i < end; ++i)
+        finite &= isfinite(column[i]) != 0;
+    pass->block_finite[task] = finite;
+}
+
+bool sg_lts_all_finite(const double *y, const double *x, size_t n, size_t n_vars, size_t ld, int thread_count)
+{
+    size_t block_count = sg_pass_blocks(n), tasks = (n_vars + 1) * block_count;
+    bool *block_finite = malloc(tasks * sizeof *block_finite);
+    sg_finite_pass pass = { y, x, n, n_vars, ld, block_count, block_finite };
+    if (block_finite == NULL) {
+        /* No memory for the flags: one block at a time on this thread. */
+        bool flag;
+        pass.block_finite = &flag;
+        for (size_t t = 0; t < tasks; ++t) {
+            sg_finite_block(&pass, t, 0);
+            if (!flag)
+                return false;
+        }
+        return true;
+    }
+    int team = sg_threads_for(thread_count > 0 ? thread_count : 1, tasks, (double)n * (double)(n_vars + 1));
+    sg_parallel_for(team, tasks, sg_finite_block, &pass);
+    bool finite = true;
+    for (size_t t = 0; t < tasks; ++t)
+        finite &= block_finite[t];
+    free(block_finite);
+    return finite;
+}
+
+/* -------------------------------------------------------- standardisation */
+
+/* The smallest of values[0 .. count-1] above `lower` in the IEEE total
+ * order the selection uses, and how many lie at or below it. Branch-free,
+ * in four interleaved lanes: a branch on random data is mispredicted half
+ * the time. As doubles, the order is the total order except that -0.0 and
+ * +0.0 compare equal: where lower is a zero the keys are compared instead
+ * (an upper value that is a zero of either sign then gives the same median,
+ * lower / 2 + upper / 2, so only lower matters). */
+static double sg_next_above(const double *values, size_t count, double lower, size_t *not_above)
+{
+    if (lower == 0.0) {
+        uint64_t lower_key = sg_key_from_double(lower), above = UINT64_MAX;
+        size_t at_or_below = 0;
+        for (size_t i = 0; i < count; ++i) {
+            uint64_t key = sg_key_from_double(values[i]);
+            uint64_t candidate = key > lower_key ? key : UINT64_MAX;
+            at_or_below += key <= lower_key;
+            above = candidate < above ? candidate : above;
+        }
+        *not_above = at_or_below;
+        return sg_double_from_key(above);
+    }
+    double above[4] = { INFINITY, INFINITY, INFINITY, INFINITY };
+    size_t at_or_below[4] = { 0, 0, 0, 0 };
+    size_t i = 0;
+    for (; i + 4 <= count; i += 4)
+        for (size_t lane = 0; lane < 4; ++lane) {
+            double value = values[i + lane];
+            double candidate = value > lower ? value : INFINITY;
+            at_or_below[lane] += value <= lower;
+            above[lane] = candidate < above[lane] ? candidate : above[lane];
+        }
+    for (; i < count; ++i) {
+        double candidate = values[i] > lower ? values[i] : INFINITY;
+        at_or_below[0] += values[i] <= lower;
+        above[0] = candidate < above[0] ? candidate : above[0];
+    }
+    *not_above = at_or_below[0] + at_or_below[1] + at_or_below[2] + at_or_below[3];
+    double low01 = above[0] < above[1] ? above[0] : above[1], low23 = above[2] < above[3] ? above[2] : above[3];
+    return low01 < low23 ? low01 : low23;
+}
+
+/* The median of values[0 .. count-1] (R's: the mean of the middle two for
+ * an even count) on the calling thread: the lower middle value selected,
+ * the upper one from a pass after it (the lower itself when enough values
+ * equal it, else the next above). */
+static statgpu_status sg_median_serial(const double *values, size_t count, double *median)
+{
+    size_t rank = (count + 1) / 2;
+    double lower;
+    statgpu_status status = sg_cpu_select_ranks(values, STATGPU_DTYPE_FLOAT64, count, &rank, 1,
+                                                STATGPU_SELECT_AUTO, &lower, 1);
+    if (status != STATGPU_OK || count % 2 == 1) {
+        *median = lower;
+        return status;
+    }
+    size_t not_above;
+    double next = sg_next_above(values, count, lower, &not_above);
+    double upper = not_above > rank ? lower : next;
+    *median = lower / 2 + upper / 2;
+    return STATGPU_OK;
+}
+
+/* The smallest and largest of values[0 .. count-1] (none NaN), in four
+ * interleaved lanes. */
+static void sg_range(const double *values, size_t count, double *low, double *high)
+{
+    double lows[4] = { values[0], values[0], values[0], values[0] };
+    double highs[4] = { values[0], values[0], values[0], values[0] };
+    size_t i = 0;
+    for (; i + 4 <= count; i += 4)
+        for (size_t lane = 0; lane < 4; ++lane) {
+            double value = values[i + lane];
+            lows[lane] = value < lows[lane] ? value : lows[lane];
+            highs[lane] = value > highs[lane] ? value : highs[lane];
+        }
+    for (; i < count; ++i) {
+        lows[0] = values[i] < lows[0] ? values[i] : lows[0];
+        highs[0] = values[i] > highs[0] ? values[i] : highs[0];
+    }
+    for (size_t lane = 1; lane < 4; ++lane) {
+        lows[0] = lows[lane] < lows[0] ? lows[lane] : lows[0];
+        highs[0] = highs[lane] > highs[0] ? highs[lane] : highs[0];
+    }
+    *low = lows[0];
+    *high = highs[0];
+}
+
+typedef struct sg_standardise_pass {
+    const double  *y, *x;
+    size_t         n, n_vars, ld;
+    int            intercept;
+    double        *z, *zy;
+    sg_lts_column *columns;
+} sg_standardise_pass;
+
+/* Column `column` (a predictor, or y after the last one), on one thread;
+ * its part of z serves as the scratch of its absolute deviations. */
+static void sg_standardise_column(void *context, size_t column, int slot)
+{
+    (void)slot;
+    const sg_standardise_pass *pass = context;
+    size_t n = pass->n;
+    bool predictor = column < pass->n_vars, centre = pass->intercept != 0;
+    const double *source = predictor ? pass->x + pass->ld * column : pass->y;
+    double *target = predictor ? pass->z + n * (column + (size_t)pass->intercept) : pass->zy;
+    sg_lts_column *out = &pass->columns[column];
+    memset(out, 0, sizeof *out);
+    out->status = STATGPU_OK;
+    if (predictor) {
+        double low, high;
+        sg_range(source, n, &low, &high);
+        if (centre && low == high) {
+            out->fault = SG_LTS_COLUMN_CONSTANT;
+            out->value = source[0];
+            return;
+        }
+        if (!centre && low == 0.0 && high == 0.0) {
+            out->fault = SG_LTS_COLUMN_ZEROS;
+            return;
+        }
+    }
+    double location = 0.0;
+    if (centre)
+        out->status = sg_median_serial(source, n, &location);
+    if (out->status != STATGPU_OK)
+        return;
+    for (size_t i = 0; i < n; ++i)
+        target[i] = fabs(source[i] - location);
+    double spread;
+    out->status = sg_median_serial(target, n, &spread);
+    if (out->status != STATGPU_OK)
+        return;
+    if (!(spread > 0.0) || !isfinite(spread)) {
+        /* The selection left target as it was: the deviations are there. */
+        double mean_deviation = 0.0;
+        for (size_t i = 0; i < n; ++i)
+            mean_deviation += target[i];
+        mean_deviation /= (double)n;
+        spread = mean_deviation > 0.0 && isfinite(mean_deviation) ? mean_deviation : 1.0;
+    }
+    out->location = location;
+    out->scale = spread;
+    bool within = true;
+    for (size_t i = 0; i < n; ++i) {
+        target[i] = (source[i] - location) / spread;
+        within &= fabs(target[i]) <= SG_LTS_MAX_STANDARDISED;
+    }
+    if (within)
+        return;
+    for (size_t i = 0; i < n; ++i)
+        if (!(fabs(target[i]) <= SG_LTS_MAX_STANDARDISED)) {
+            out->fault = SG_LTS_COLUMN_TOO_FAR;
+            out->row = i;
+            out->value = source[i];
+            return;
+        }
+}
+
+void sg_lts_standardise(const double *y, const double *x, size_t n, size_t n_vars, size_t ld, int intercept,
+                        int thread_count, double *z, double *zy, sg_lts_column *columns)
+{
+    if (intercept)
+        for (size_t i = 0; i < n; ++i)
+            z[i] = 1.0;
+    sg_standardise_pass pass = { y, x, n, n_vars, ld, intercept, z, zy, columns };
+    /* About ten passes over a column: two selections and four scans. */
+    int team = sg_threads_for(thread_count > 0 ? thread_count : 1, n_vars + 1, 10.0 * (double)n * (double)(n_vars + 1));
+    sg_parallel_for(team, n_vars + 1, sg_standardise_column, &pass);
+}
+
+/* -------------------------------------------------------------- residuals */
+
+typedef struct sg_residual_pass {
+    const double *y, *x;
+    size_t        n, n_vars, ld;
+    int           intercept;
+    const double *coef;
+    double       *residuals, *squared;
+} sg_residual_pass;
+
+static void sg_residual_block(void *context, size_t b, int slot)
+{
+    (void)slot;
+    const sg_residual_pass *pass = context;
+    size_t begin, end, first = (size_t)pass->intercept;
+    sg_pass_rows(pass->n, b, &begin, &end);
+    for (size_t i = begin; i < end; ++i) {
+        double fit = pass->intercept ? pass->coef[0] : 0.0;
+        for (size_t v = 0; v < pass->n_vars; ++v)
+            fit += pass->x[i + pass->ld * v] * pass->coef[v + first];
+        double r = pass->y[i] - fit;
+        if (pass->residuals != NULL)
+            pass->residuals[i] = r;
+        if (pass->squared != NULL)
+            pass->squared[i] = r * r;
+    }
+}
+
+void sg_lts_residuals(const double *y, const double *x, size_t n, size_t n_vars, size_t ld, int intercept,
+                      const double *coef, int thread_count, double *residuals, double *squared)
+{
+    sg_residual_pass pass = { y, x, n, n_vars, ld, intercept, coef, residuals, squared };
+    sg_parallel_for(sg_pass_team(thread_count, n, 2.0 * (double)(n_vars + 1)), sg_pass_blocks(n), sg_residual_block,
+                    &pass);
+}
+
+/* ---------------------------------------------------------- trimmed sums */
+
+typedef struct sg_trimmed_pass {
+    const double *squared;
+    size_t        n;
+    double        kth;
+    size_t       *below, *equal;  /* per block; equal becomes the block's share of the ties */
+    size_t       *offset;         /* per block: the subset's rows before it */
+    double       *sums;           /* per block */
+    size_t       *subset;
+} sg_trimmed_pass;
+
+static void sg_trimmed_count_block(void *context, size_t b, int slot)
+{
+    (void)slot;
+    const sg_trimmed_pass *pass = context;
+    size_t begin, end;
+    sg_pass_rows(pass->n, b, &begin, &end);
+    sg_block_counts(pass->squared, begin, end, pass->kth, &pass->below[b], &pass->equal[b]);
+}
+
+static void sg_trimmed_sum_block(void *context, size_t b, int slot)
+{
+    (void)slot;
+    const sg_trimmed_pass *pass = context;
+    size_t begin, end, quota = pass->equal[b], taken = pass->offset[b];
+    sg_pass_rows(pass->n, b, &begin, &end);
+    double sum = 0.0, kth = pass->kth;
+    for (size_t i = begin; i < end; ++i) {
+        double value = pass->squared[i];
+        bool in = value < kth || (value == kth && quota > 0 && (quota--, true));
+        if (!in)
+            continue;
+        sum += value;
+        if (pass->subset != NULL)
+            pass->subset[taken] = i;
+        ++taken;
+    }
+    pass->sums[b] = sum;
+}
+
+statgpu_status sg_lts_trimmed(const double *squared, size_t n, size_t h, int thread_count, double *kth, double *sum,
+                              size_t *subset)
+{
+    double value;
+    statgpu_status status = sg_cpu_select_ranks(squared, STATGPU_DTYPE_FLOAT64, n, &h, 1, STATGPU_SELECT_AUTO,
+                                                &value, thread_count > 0 ? thread_count : 1);
+    if (status != STATGPU_OK)
+        return status;
+    size_t block_count = sg_pass_blocks(n);
+    size_t *counts = malloc(3 * block_count * sizeof *counts);
+    double *sums = malloc(block_count * sizeof *sums);
+    if (counts == NULL || sums == NULL) {
+        free(counts);
+        free(sums);
+        return STATGPU_ERROR_OUT_OF_MEMORY;
+    }
+    sg_trimmed_pass pass = { squared, n, value, counts, counts + block_count, counts + 2 * block_count, sums, subset };
+    int team = sg_pass_team(thread_count, n, 2.0);
+    sg_parallel_for(team, block_count, sg_trimmed_count_block, &pass);
+    size_t below_total = 0;
+    for (size_t b = 0; b < block_count; ++b)
+        below_total += pass.below[b];
+    /* Rows equal to the h-th value go in row order: block b takes what the
+     * blocks before it left of the quota. */
+    size_t quota = h - below_total, taken = 0;
+    for (size_t b = 0; b < block_count; ++b) {
+        size_t take = pass.equal[b] < quota ? pass.equal[b] : quota;
+        quota -= take;
+        pass.equal[b] = take;
+        pass.offset[b] = taken;
+        taken += pass.below[b] + take;
+    }
+    sg_parallel_for(team, block_count, sg_trimmed_sum_block, &pass);
+    double total = 0.0;
+    for (size_t b = 0; b < block_count; ++b)
+        total += sums[b];
+    *kth = value;
+    *sum = total;
+    free(counts);
+    free(sums);
+    return STATGPU_OK;
+}
+
+/* ---------------------------------------------------------------- weights */
+
+typedef struct sg_flag_pass {
+    const double *residuals;
+    size_t        n;
+    double        scale, limit;
+    int32_t      *weights;
+    size_t       *counts;   /* per block, then the rows before it */
+    size_t       *rows;
+} sg_flag_pass;
+
+static void sg_flag_block(void *context, size_t b, int slot)
+{
+    (void)slot;
+    const sg_flag_pass *pass = context;
+    size_t begin, end, count = 0;
+    sg_pass_rows(pass->n, b, &begin, &end);
+    const double *r = pass->residuals;
+    double scale = pass->scale, limit = pass->limit;
+    for (size_t i = begin; i < end; ++i) {
+        int32_t w = scale != 0.0 ? fabs(r[i] / scale) <= limit : fabs(r[i]) <= limit;
+        pass->weights[i] = w;
+        count += (size_t)w;
+    }
+    pass->counts[b] = count;
+}
+
+static void sg_list_block(void *context, size_t b, int slot)
+{
+    (void)slot;
+    const sg_flag_pass *pass = context;
+    size_t begin, end, at = pass->counts[b];
+    sg_pass_rows(pass->n, b, &begin, &end);
+    for (size_t i = begin; i < end; ++i)
+        if (pass->weights[i])
+            pass->rows[at++] = i;
+}
+
+size_t sg_lts_flag_rows(const double *residuals, size_t n, double scale, double limit, int thread_count,
+                        int32_t *weights, size_t *rows)
+{
+    size_t block_count = sg_pass_blocks(n);
+    size_t *counts = malloc(block_count * sizeof *counts);
+    if (counts == NULL)
+        return (size_t)-1;
+    sg_flag_pass pass = { residuals, n, scale, limit, weights, counts, rows };
+    int team = sg_pass_team(thread_count, n, 2.0);
+    sg_parallel_for(team, block_count, sg_flag_block, &pass);
+    size_t total = 0;
+    for (size_t b = 0; b < block_count; ++b) {
+        size_t count = counts[b];
+        counts[b] = total;
+        total += count;
+    }
+    if (rows != NULL)
+        sg_parallel_for(team, block_count, sg_list_block, &pass);
+    free(counts);
+    return total;
+}
+
+typedef struct sg_weighted_pass {
+    const double  *residuals;
+    const int32_t *weights;
+    size_t         n;
+    double        *sums;  /* per block */
+} sg_weighted_pass;
+
+static void sg_weighted_block(void *context, size_t b, int slot)
+{
+    (void)slot;
+    const sg_weighted_pass *pass = context;
+    size_t begin, end;
+    sg_pass_rows(pass->n, b, &begin, &end);
+    double sum = 0.0;
+    for (size_t i = begin; i < end; ++i)
+        if (pass->weights[i])
+            sum += pass->residuals[i] * pass->residuals[i];
+    pass->sums[b] = sum;
+}
+
+double sg_lts_weighted_squares(const double *residuals, const int32_t *weights, size_t n, int thread_count)
+{
+    size_t block_count = sg_pass_blocks(n);
+    double *sums = malloc(block_count * sizeof *sums), single;
+    sg_weighted_pass pass = { residuals, weights, n, sums != NULL ? sums : &single };
+    double total = 0.0;
+    if (sums == NULL) {
+        /* No memory for the blocks' sums: the same blocks in turn here. */
+        for (size_t b = 0; b < block_count; ++b) {
+            sg_weighted_block(&pass, b, 0);
+            total += single;
+        }
+        return total;
+    }
+    sg_parallel_for(sg_pass_team(thread_count, n, 2.0), block_count, sg_weighted_block, &pass);
+    for (size_t b = 0; b < block_count; ++b)
+        total += sums[b];
+    free(sums);
+    return total;
 }
