@@ -439,8 +439,10 @@ def igmm(context, sets, k, initial_alpha=None, initial_mu=None, initial_lambda=N
     if sets.ndim != 2 or not sets.flags["C_CONTIGUOUS"] or str(sets.dtype) != "float64":
         raise ValueError("sets must be a 2-D float64 array in row-major order, a data set a row")
     set_count, length = sets.shape
-    pointers = (ctypes.c_void_p * set_count)(*(sets.ctypes.data + s * length * 8 for s in range(set_count)))
-    lengths = (ctypes.c_size_t * set_count)(*([length] * set_count))
+    # Built by numpy (a Python loop over 40,000 data sets took 80 ms of a call).
+    addresses = sets.ctypes.data + np.arange(set_count, dtype=np.uint64) * np.uint64(length * 8)
+    pointers = (ctypes.c_void_p * set_count).from_buffer(addresses)
+    lengths = (ctypes.c_size_t * set_count).from_buffer(np.full(set_count, length, dtype=np.uint64))
     params = IgmmParams()
     lib.statgpu_igmm_params_init(ctypes.byref(params))
     params.start_count = starts

@@ -34,9 +34,10 @@ typedef struct sg_igmm_component {
     double alpha, mu, lambda;
 } sg_igmm_component;
 
-/* What one (data set, start) run ends with. */
+/* What one (data set, start) run ends with; its k components are the job's
+ * components from task k on (kept apart: with room for SG_IGMM_MAX_K in
+ * each run, 400,000 runs took 627 MB, and writing them a third of a second). */
 typedef struct sg_igmm_run {
-    sg_igmm_component components[SG_IGMM_MAX_K];
     double log_likelihood;
     size_t iterations, reseeds;
     int    converged;
@@ -50,6 +51,7 @@ typedef struct sg_igmm_job {
     const statgpu_igmm_params *params;
     uint64_t                  context_seed;
     sg_igmm_run              *runs;         /* set_count x start_count */
+    sg_igmm_component        *components;   /* set_count x start_count x k */
     double                  **scratch;      /* per slot: (largest length) x (k + 2) */
 } sg_igmm_job;
 
@@ -199,6 +201,7 @@ static void sg_igmm_task(void *context, size_t task, int slot)
     sg_igmm_job *job = context;
     const size_t set = task / job->start_count, start = task % job->start_count, k = job->k;
     sg_igmm_run *run = &job->runs[task];
+    sg_igmm_component *components = job->components + task * k;
     memset(run, 0, sizeof *run);
     if (job->status[set] != STATGPU_IGMM_FITTED)
         return;
@@ -208,13 +211,13 @@ static void sg_igmm_task(void *context, size_t task, int slot)
     sg_igmm_terms terms = { resp + n * k, resp + n * k + n };
     sg_igmm_fill_terms(x, n, &terms);
     sg_rng rng;
-    sg_igmm_start(job, task, run->components, &rng);
+    sg_igmm_start(job, task, components, &rng);
     const statgpu_igmm_params *p = job->params;
     (void)start;
     double previous = -INFINITY;
     size_t iteration = 0;
     for (;;) {
-        double log_likelihood = sg_igmm_e_step(x, &terms, n, k, run->components, resp);
+        double log_likelihood = sg_igmm_e_step(x, &terms, n, k, components, resp);
         run->log_likelihood = log_likelihood;
         if (iteration > 0 && fabs(log_likelihood - previous) < p->tolerance) {
             run->converged = 1;
@@ -223,7 +226,7 @@ static void sg_igmm_task(void *context, size_t task, int slot)
         if (iteration == p->max_iterations)
             break;
         previous = log_likelihood;
-        run->reseeds += sg_igmm_m_step(x, terms.inverse, n, k, resp, &rng, run->components);
+        run->reseeds += sg_igmm_m_step(x, terms.inverse, n, k, resp, &rng, components);
         ++iteration;
     }
     run->iterations = iteration;
@@ -258,23 +261,39 @@ typedef struct sg_igmm_starting {
     const sg_igmm_job           *job;
     statgpu_cuda_igmm_component *components;  /* tasks x k */
     size_t                       tasks;
+    const statgpu_cuda_igmm_fit *fits;        /* after the fit: its outcomes, else NULL */
 } sg_igmm_starting;
 
-static void sg_igmm_start_block(void *context, size_t b, int slot)
+/* Before the fit (fits NULL) a block's starts for the GPU; after it, the
+ * GPU's fits into the job's runs (whose pages are first written here). */
+static void sg_igmm_exchange_block(void *context, size_t b, int slot)
 {
     (void)slot;
-    const sg_igmm_starting *starting = context;
-    const sg_igmm_job *job = starting->job;
+    const sg_igmm_starting *exchange = context;
+    const sg_igmm_job *job = exchange->job;
     const size_t k = job->k, end = (b + 1) * SG_IGMM_START_BLOCK;
-    for (size_t task = b * SG_IGMM_START_BLOCK; task < end && task < starting->tasks; ++task) {
-        if (job->status[task / job->start_count] != STATGPU_IGMM_FITTED)
+    for (size_t task = b * SG_IGMM_START_BLOCK; task < end && task < exchange->tasks; ++task) {
+        statgpu_cuda_igmm_component *device = exchange->components + task * k;
+        const bool fitted = job->status[task / job->start_count] == STATGPU_IGMM_FITTED;
+        if (exchange->fits == NULL) {
+            sg_igmm_component start[SG_IGMM_MAX_K];
+            sg_rng rng;
+            if (fitted)
+                sg_igmm_start(job, task, start, &rng);
+            for (size_t j = 0; fitted && j < k; ++j)
+                device[j] = (statgpu_cuda_igmm_component){ start[j].alpha, start[j].mu, start[j].lambda };
             continue;
-        sg_igmm_component start[SG_IGMM_MAX_K];
-        sg_rng rng;
-        sg_igmm_start(job, task, start, &rng);
+        }
+        sg_igmm_run *run = &job->runs[task];
+        const statgpu_cuda_igmm_fit *fit = &exchange->fits[task];
+        memset(run, 0, sizeof *run);
+        if (!fitted || fit->needs_cpu)
+            continue;
         for (size_t j = 0; j < k; ++j)
-            starting->components[task * k + j] =
-                (statgpu_cuda_igmm_component){ start[j].alpha, start[j].mu, start[j].lambda };
+            job->components[task * k + j] = (sg_igmm_component){ device[j].alpha, device[j].mu, device[j].lambda };
+        run->log_likelihood = fit->log_likelihood;
+        run->iterations = fit->iterations;
+        run->converged = fit->converged;
     }
 }
 
@@ -302,8 +321,8 @@ static bool sg_igmm_on_gpu(statgpu_context *context, sg_igmm_job *job, size_t se
         *why = STATGPU_CUDA_OUT_OF_MEMORY;
     }
     if (ok) {
-        sg_igmm_starting starting = { job, components, tasks };
-        sg_parallel_for(team, (tasks + SG_IGMM_START_BLOCK - 1) / SG_IGMM_START_BLOCK, sg_igmm_start_block,
+        sg_igmm_starting starting = { job, components, tasks, NULL };
+        sg_parallel_for(team, (tasks + SG_IGMM_START_BLOCK - 1) / SG_IGMM_START_BLOCK, sg_igmm_exchange_block,
                         &starting);
     }
     for (size_t s = 0; ok && s < set_count; ++s)
@@ -316,22 +335,14 @@ static bool sg_igmm_on_gpu(statgpu_context *context, sg_igmm_job *job, size_t se
         ok = *why == STATGPU_CUDA_OK;
     }
     size_t cpu_count = 0;
-    for (size_t task = 0; ok && task < tasks; ++task) {
-        sg_igmm_run *run = &job->runs[task];
-        memset(run, 0, sizeof *run);
-        if (job->status[task / starts] != STATGPU_IGMM_FITTED)
-            continue;
-        if (fits[task].needs_cpu) {
-            cpu_tasks[cpu_count++] = task;
-            continue;
-        }
-        for (size_t j = 0; j < k; ++j)
-            run->components[j] = (sg_igmm_component){ components[task * k + j].alpha, components[task * k + j].mu,
-                                                      components[task * k + j].lambda };
-        run->log_likelihood = fits[task].log_likelihood;
-        run->iterations = fits[task].iterations;
-        run->converged = fits[task].converged;
+    if (ok) {
+        sg_igmm_starting taking = { job, components, tasks, fits };
+        sg_parallel_for(team, (tasks + SG_IGMM_START_BLOCK - 1) / SG_IGMM_START_BLOCK, sg_igmm_exchange_block,
+                        &taking);
     }
+    for (size_t task = 0; ok && task < tasks; ++task)
+        if (job->status[task / starts] == STATGPU_IGMM_FITTED && fits[task].needs_cpu)
+            cpu_tasks[cpu_count++] = task;
     if (ok && cpu_count > 0) {
         struct timespec begin, end;
         clock_gettime(CLOCK_MONOTONIC, &begin);
@@ -408,22 +419,23 @@ static void sg_igmm_finish_set(void *context, size_t s, int slot)
         if (job->runs[s * starts + start].log_likelihood > job->runs[s * starts + best].log_likelihood)
             best = start;
     const sg_igmm_run *run = &job->runs[s * starts + best];
+    const sg_igmm_component *components = job->components + (s * starts + best) * k;
     for (size_t j = 0; j < k; ++j) {
-        result->alpha[s * k + j] = run->components[j].alpha;
-        result->mu[s * k + j] = run->components[j].mu;
-        result->lambda[s * k + j] = run->components[j].lambda;
+        result->alpha[s * k + j] = components[j].alpha;
+        result->mu[s * k + j] = components[j].mu;
+        result->lambda[s * k + j] = components[j].lambda;
     }
     result->log_likelihood[s] = run->log_likelihood;
     result->iterations[s] = run->iterations;
     result->converged[s] = run->converged;
     result->best_start[s] = best;
     result->reseed_count[s] = run->reseeds;
-    sg_igmm_label(finish->sets[s], n, k, run->components, labels);
+    sg_igmm_label(finish->sets[s], n, k, components, labels);
     if (result->responsibilities != NULL) {
         double *resp = job->scratch[slot];
         sg_igmm_terms terms = { resp + n * k, resp + n * k + n };
         sg_igmm_fill_terms(finish->sets[s], n, &terms);
-        (void)sg_igmm_e_step(finish->sets[s], &terms, n, k, run->components, resp);
+        (void)sg_igmm_e_step(finish->sets[s], &terms, n, k, components, resp);
         memcpy(result->responsibilities + result->offsets[s] * k, resp, n * k * sizeof(double));
     }
 }
@@ -564,7 +576,7 @@ statgpu_status statgpu_igmm(statgpu_context *context, const double *const *sets,
     statgpu_igmm_result *result = calloc(1, sizeof *result);
     int team = sg_threads_for(context->cpu_thread_count, tasks, (double)total_length * (double)starts * (double)k
                                                                * (double)chosen.max_iterations);
-    sg_igmm_job job = { sets, lengths, NULL, k, starts, &chosen, context->params.seed, NULL, NULL };
+    sg_igmm_job job = { sets, lengths, NULL, k, starts, &chosen, context->params.seed, NULL, NULL, NULL };
     if (result != NULL) {
         result->set_count = set_count;
         result->k = k;
@@ -585,11 +597,13 @@ statgpu_status statgpu_igmm(statgpu_context *context, const double *const *sets,
             result->responsibilities = calloc(total_length ? total_length * k : 1, sizeof(double));
     }
     job.runs = malloc(tasks * sizeof *job.runs);
+    job.components = malloc(tasks * k * sizeof *job.components);
     job.scratch = calloc((size_t)team, sizeof *job.scratch);
     bool ok = result != NULL && result->lengths && result->status && result->alpha && result->mu && result->lambda
               && result->log_likelihood && result->iterations && result->converged && result->best_start
               && result->reseed_count && result->labels && result->offsets
-              && (!chosen.keep_responsibilities || result->responsibilities) && job.runs && job.scratch;
+              && (!chosen.keep_responsibilities || result->responsibilities) && job.runs && job.components
+              && job.scratch;
     for (int slot = 0; ok && slot < team; ++slot)
         ok = (job.scratch[slot] = malloc((largest ? largest : 1) * (k + 2) * sizeof(double))) != NULL;
     if (!ok) {
@@ -649,5 +663,6 @@ done:
         free(job.scratch[slot]);
     free(job.scratch);
     free(job.runs);
+    free(job.components);
     return status;
 }
