@@ -34,8 +34,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Under STATGPU_BACKEND_AUTO, from this many rows the C-steps run on the GPU. */
-#define SG_LTS_AUTO_CUDA_MIN_OBS ((size_t)20000)
+/* Under STATGPU_BACKEND_AUTO, from this many rows the C-steps run on the
+ * GPU: at 2000 rows, p = 5, the GPU's whole call took 18.5 ms and the CPU's
+ * 22.4 on 16 threads (bench/NOTES.md, "AUTO"); scaled by dispatch.h for
+ * more threads. */
+#define SG_LTS_AUTO_CUDA_MIN_OBS ((size_t)2000)
 
 /* On the CPU, from this many rows the starts' two C-steps run on a random
  * working subsample of SG_LTS_START_ROWS rows (SG_LTS_START_GROUPS of them), the best are
@@ -1085,7 +1088,7 @@ static void sg_lts_choose_backend(statgpu_context *context, const sg_lts_problem
 {
     memset(evaluator, 0, sizeof *evaluator);
     evaluator->problem = problem;
-    if (!sg_dispatch_wants_cuda(context, (double)problem->n, (double)SG_LTS_AUTO_CUDA_MIN_OBS, false))
+    if (!sg_dispatch_wants_cuda_above(context, (double)problem->n, (double)SG_LTS_AUTO_CUDA_MIN_OBS, false))
         return;
     char message[256] = "";
     statgpu_cuda_status status = STATGPU_CUDA_NO_DEVICE;
