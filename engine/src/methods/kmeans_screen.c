@@ -108,7 +108,7 @@ void sg_kmeans_screen_prepare(sg_kmeans_screen *screen, const double *centroids)
     double largest = 0.0;
     for (size_t j = 0; j < padded; ++j) {
         if (j >= k) {
-            screen->norms[j] = INFINITY;  /* a padding column never wins */
+            screen->norms[j] = INFINITY;  /* never nearer, unless every real score overflowed */
             continue;
         }
         double *panel = screen->panels + (j / SG_SCREEN_PANEL) * d * SG_SCREEN_PANEL + j % SG_SCREEN_PANEL;
