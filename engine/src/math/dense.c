@@ -104,7 +104,8 @@ void sg_upper_inverse(const double *r, size_t ldr, size_t size, double *inverse)
  * bits. The dots of a group advance together, so their additions overlap
  * instead of each waiting for the one before: a 10^6-row least squares of
  * width 12 reduces its chunks in 0.08 s instead of 0.11 s on one thread.
- * Inlined, so that a full group's loop is compiled for its constant size. */
+ * Inlined, so that a full group's loop, and a lone column's, are compiled
+ * for their constant sizes. */
 static inline __attribute__((always_inline)) void sg_reflector_dots(const double *column, double v0, size_t j,
                                                                     size_t rows, const double *targets, size_t lda,
                                                                     size_t group, double *dots)
@@ -140,6 +141,8 @@ void sg_qr_reduce(double *a, size_t rows, size_t width, size_t lda)
             double dots[SG_DENSE_REFLECT_GROUP];
             if (group == SG_DENSE_REFLECT_GROUP)
                 sg_reflector_dots(column, v0, j, rows, a + lda * c, lda, SG_DENSE_REFLECT_GROUP, dots);
+            else if (group == 1)
+                sg_reflector_dots(column, v0, j, rows, a + lda * c, lda, 1, dots);
             else
                 sg_reflector_dots(column, v0, j, rows, a + lda * c, lda, group, dots);
             for (size_t q = 0; q < group; ++q) {
