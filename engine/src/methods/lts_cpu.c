@@ -586,6 +586,12 @@ static void sg_standardise_column(void *context, size_t column, int slot)
     (void)slot;
     const sg_standardise_pass *pass = context;
     size_t n = pass->n;
+    if (column > pass->n_vars) {
+        /* The task after y's: the intercept's column of ones. */
+        for (size_t i = 0; i < n; ++i)
+            pass->z[i] = 1.0;
+        return;
+    }
     bool predictor = column < pass->n_vars, centre = pass->intercept != 0;
     const double *source = predictor ? pass->x + pass->ld * column : pass->y;
     double *target = predictor ? pass->z + n * (column + (size_t)pass->intercept) : pass->zy;
@@ -645,13 +651,11 @@ static void sg_standardise_column(void *context, size_t column, int slot)
 void sg_lts_standardise(const double *y, const double *x, size_t n, size_t n_vars, size_t ld, int intercept,
                         int thread_count, double *z, double *zy, sg_lts_column *columns)
 {
-    if (intercept)
-        for (size_t i = 0; i < n; ++i)
-            z[i] = 1.0;
     sg_standardise_pass pass = { y, x, n, n_vars, ld, intercept, z, zy, columns };
     /* About ten passes over a column: two selections and four scans. */
-    int team = sg_threads_for(thread_count > 0 ? thread_count : 1, n_vars + 1, 10.0 * (double)n * (double)(n_vars + 1));
-    sg_parallel_for(team, n_vars + 1, sg_standardise_column, &pass);
+    size_t tasks = n_vars + 1 + (size_t)(intercept != 0);
+    int team = sg_threads_for(thread_count > 0 ? thread_count : 1, tasks, 10.0 * (double)n * (double)(n_vars + 1));
+    sg_parallel_for(team, tasks, sg_standardise_column, &pass);
 }
 
 /* -------------------------------------------------------------- residuals */
