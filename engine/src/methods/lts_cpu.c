@@ -463,13 +463,12 @@ bool sg_lts_all_finite(const double *y, const double *x, size_t n, size_t n_vars
     bool *block_finite = malloc(tasks * sizeof *block_finite);
     sg_finite_pass pass = { y, x, n, n_vars, ld, block_count, block_finite };
     if (block_finite == NULL) {
-        /* No memory for the flags: one block at a time on this thread. */
-        bool flag;
-        pass.block_finite = &flag;
-        for (size_t t = 0; t < tasks; ++t) {
-            sg_finite_block(&pass, t, 0);
-            if (!flag)
-                return false;
+        /* No memory for the flags: the columns in turn on this thread. */
+        for (size_t v = 0; v <= n_vars; ++v) {
+            const double *column = v == 0 ? y : x + ld * (v - 1);
+            for (size_t i = 0; i < n; ++i)
+                if (!isfinite(column[i]))
+                    return false;
         }
         return true;
     }
@@ -845,31 +844,35 @@ typedef struct sg_weighted_pass {
     double        *sums;  /* per block */
 } sg_weighted_pass;
 
+/* The sum of residuals[i]^2 over the weighted rows of block b. */
+static double sg_weighted_rows(const double *residuals, const int32_t *weights, size_t n, size_t b)
+{
+    size_t begin, end;
+    sg_pass_rows(n, b, &begin, &end);
+    double sum = 0.0;
+    for (size_t i = begin; i < end; ++i)
+        if (weights[i])
+            sum += residuals[i] * residuals[i];
+    return sum;
+}
+
 static void sg_weighted_block(void *context, size_t b, int slot)
 {
     (void)slot;
     const sg_weighted_pass *pass = context;
-    size_t begin, end;
-    sg_pass_rows(pass->n, b, &begin, &end);
-    double sum = 0.0;
-    for (size_t i = begin; i < end; ++i)
-        if (pass->weights[i])
-            sum += pass->residuals[i] * pass->residuals[i];
-    pass->sums[b] = sum;
+    pass->sums[b] = sg_weighted_rows(pass->residuals, pass->weights, pass->n, b);
 }
 
 double sg_lts_weighted_squares(const double *residuals, const int32_t *weights, size_t n, int thread_count)
 {
     size_t block_count = sg_pass_blocks(n);
-    double *sums = malloc(block_count * sizeof *sums), single;
-    sg_weighted_pass pass = { residuals, weights, n, sums != NULL ? sums : &single };
+    double *sums = malloc(block_count * sizeof *sums);
+    sg_weighted_pass pass = { residuals, weights, n, sums };
     double total = 0.0;
     if (sums == NULL) {
         /* No memory for the blocks' sums: the same blocks in turn here. */
-        for (size_t b = 0; b < block_count; ++b) {
-            sg_weighted_block(&pass, b, 0);
-            total += single;
-        }
+        for (size_t b = 0; b < block_count; ++b)
+            total += sg_weighted_rows(residuals, weights, n, b);
         return total;
     }
     sg_parallel_for(sg_pass_team(thread_count, n, 2.0), block_count, sg_weighted_block, &pass);
