@@ -14,7 +14,10 @@
  *     modes and at every thread count the same bits;
  *   - exact fit, alpha = 1 (least squares), large contaminated data (no worse
  *     than the true coefficients), reproducibility (same seed, same bits;
- *     any thread count, same bits), no NaN in any output;
+ *     any thread count, same bits, also at 200000 rows), no NaN in any
+ *     output;
+ *   - the standardisation's locations and scales (medians, MADs) equal a
+ *     sort's, bit for bit;
  *   - bad input: NULL, n <= 2p, alpha outside [0.5, 1], NaN, infinities,
  *     constant and collinear predictors, identical rows, bad params.
  * With STATGPU_TEST_BACKEND=cuda the fits run on the CUDA backend (skipped
