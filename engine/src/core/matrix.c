@@ -4,7 +4,11 @@
 #include "core/matrix.h"
 
 #include "internal.h"
+#include "core/pool.h"
+#include "core/threads.h"
 
+#include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,4 +109,40 @@ statgpu_status sg_vector_host_doubles(statgpu_context *context, const statgpu_ve
     }
     statgpu_matrix column = { vector->data, vector->count, 1, vector->count, vector->dtype, vector->memory };
     return sg_matrix_host_doubles(context, &column, what, out);
+}
+
+/* ------------------------------------------------------------ finiteness */
+
+/* Rows per block of the scan: 65,536 doubles, 512 KB of a column. */
+#define SG_FINITE_BLOCK_ROWS ((size_t)1 << 16)
+
+typedef struct sg_finite_scan {
+    const double *data;
+    size_t        rows, ld, row_blocks;
+    atomic_bool   bad;
+} sg_finite_scan;
+
+static void sg_finite_block(void *context, size_t task, int slot)
+{
+    (void)slot;
+    sg_finite_scan *scan = context;
+    const size_t column = task / scan->row_blocks, begin = task % scan->row_blocks * SG_FINITE_BLOCK_ROWS;
+    const size_t end = begin + SG_FINITE_BLOCK_ROWS < scan->rows ? begin + SG_FINITE_BLOCK_ROWS : scan->rows;
+    const double *values = scan->data + scan->ld * column;
+    double sum = 0.0;  /* x * 0 is 0 for every finite x and NaN for the rest: a loop without branches */
+    for (size_t i = begin; i < end; ++i)
+        sum += values[i] * 0.0;
+    if (sum != 0.0)
+        atomic_store_explicit(&scan->bad, true, memory_order_relaxed);
+}
+
+bool sg_columns_finite(const double *data, size_t rows, size_t columns, size_t ld, int thread_count)
+{
+    if (rows == 0 || columns == 0)
+        return true;
+    sg_finite_scan scan = { data, rows, ld, (rows + SG_FINITE_BLOCK_ROWS - 1) / SG_FINITE_BLOCK_ROWS, false };
+    const size_t tasks = columns * scan.row_blocks;
+    sg_parallel_for(sg_threads_for(thread_count > 0 ? thread_count : 1, tasks, (double)rows * (double)columns),
+                    tasks, sg_finite_block, &scan);
+    return !atomic_load_explicit(&scan.bad, memory_order_relaxed);
 }

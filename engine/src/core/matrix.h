@@ -7,6 +7,7 @@
 
 #include "statgpu.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* A matrix or vector as host doubles: data points at the caller's own
@@ -29,5 +30,11 @@ statgpu_status sg_matrix_host_doubles(statgpu_context *context, const statgpu_ma
 /* The same for a vector (one column). */
 statgpu_status sg_vector_host_doubles(statgpu_context *context, const statgpu_vector *vector, const char *what,
                                       sg_host_doubles *out);
+
+/* True when every value of the rows x columns block (column-major, leading
+ * dimension ld) is finite: blocks of rows of each column on up to
+ * thread_count of the engine's threads. A caller that needs the first bad
+ * value looks for it after a false, on the rare failing call. */
+bool sg_columns_finite(const double *data, size_t rows, size_t columns, size_t ld, int thread_count);
 
 #endif

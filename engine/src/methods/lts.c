@@ -741,7 +741,8 @@ static statgpu_status sg_check_lts_arguments(statgpu_context *context, const dou
 static statgpu_status sg_check_finite(statgpu_context *context, const double *y, const double *x, size_t n,
                                       size_t n_vars, size_t ld)
 {
-    if (sg_lts_all_finite(y, x, n, n_vars, ld, context->cpu_thread_count))
+    if (sg_columns_finite(y, n, 1, n, context->cpu_thread_count)
+        && sg_columns_finite(x, n, n_vars, ld, context->cpu_thread_count))
         return STATGPU_OK;
     for (int pass = 0; pass < 2; ++pass)
         for (size_t v = 0; v <= n_vars; ++v) {
@@ -1381,7 +1382,8 @@ statgpu_status statgpu_lts(statgpu_context *context, const double *y, const doub
     bool finite = isfinite(result->objective) && isfinite(result->raw_scale) && isfinite(result->scale);
     for (size_t v = 0; v < p; ++v)
         finite = finite && isfinite(result->raw_coefficients[v]) && isfinite(result->coefficients[v]);
-    finite = finite && sg_lts_all_finite(result->residuals, result->raw_residuals, n, 1, n, threads);
+    finite = finite && sg_columns_finite(result->residuals, n, 1, n, threads)
+             && sg_columns_finite(result->raw_residuals, n, 1, n, threads);
     if (!finite) {
         status = sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
                          "the fit overflowed: the data span too many orders of magnitude; rescale them");

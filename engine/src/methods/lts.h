@@ -40,9 +40,6 @@ statgpu_status sg_cpu_lts_csteps(const sg_lts_problem *problem, size_t h, const 
  * order: the same bits at any thread count.
  */
 
-/* True when every y_i and every x[i + ld*v] (v < n_vars) is finite. */
-bool sg_lts_all_finite(const double *y, const double *x, size_t n, size_t n_vars, size_t ld, int thread_count);
-
 /* Why a column cannot be standardised. */
 typedef enum sg_lts_column_fault {
     SG_LTS_COLUMN_OK = 0,

@@ -436,51 +436,6 @@ static int sg_pass_team(int thread_count, size_t n, double operations_per_row)
     return sg_threads_for(thread_count > 0 ? thread_count : 1, sg_pass_blocks(n), (double)n * operations_per_row);
 }
 
-/* ------------------------------------------------------------- finiteness */
-
-typedef struct sg_finite_pass {
-    const double *y, *x;
-    size_t        n, n_vars, ld, block_count;
-    bool         *block_finite;  /* (n_vars + 1) x block_count */
-} sg_finite_pass;
-
-static void sg_finite_block(void *context, size_t task, int slot)
-{
-    (void)slot;
-    const sg_finite_pass *pass = context;
-    size_t v = task / pass->block_count, b = task % pass->block_count, begin, end;
-    sg_pass_rows(pass->n, b, &begin, &end);
-    const double *column = v == 0 ? pass->y : pass->x + pass->ld * (v - 1);
-    bool finite = true;
-    for (size_t i = begin; i < end; ++i)
-        finite &= isfinite(column[i]) != 0;
-    pass->block_finite[task] = finite;
-}
-
-bool sg_lts_all_finite(const double *y, const double *x, size_t n, size_t n_vars, size_t ld, int thread_count)
-{
-    size_t block_count = sg_pass_blocks(n), tasks = (n_vars + 1) * block_count;
-    bool *block_finite = malloc(tasks * sizeof *block_finite);
-    sg_finite_pass pass = { y, x, n, n_vars, ld, block_count, block_finite };
-    if (block_finite == NULL) {
-        /* No memory for the flags: the columns in turn on this thread. */
-        for (size_t v = 0; v <= n_vars; ++v) {
-            const double *column = v == 0 ? y : x + ld * (v - 1);
-            for (size_t i = 0; i < n; ++i)
-                if (!isfinite(column[i]))
-                    return false;
-        }
-        return true;
-    }
-    int team = sg_threads_for(thread_count > 0 ? thread_count : 1, tasks, (double)n * (double)(n_vars + 1));
-    sg_parallel_for(team, tasks, sg_finite_block, &pass);
-    bool finite = true;
-    for (size_t t = 0; t < tasks; ++t)
-        finite &= block_finite[t];
-    free(block_finite);
-    return finite;
-}
-
 /* -------------------------------------------------------- standardisation */
 
 /* The smallest of values[0 .. count-1] above `lower` in the IEEE total
