@@ -306,6 +306,10 @@ static void sg_igmm_exchange_block(void *context, size_t b, int slot)
  * sets, whose faults took most of the 100 ms of the labelling after the fit
  * on the H100 machine. */
 #define SG_IGMM_TOUCH_LABELS ((size_t)1 << 21)  /* labels per block: 8 MB */
+/* Threads that write those pages: two are done well within the fit (320 MB
+ * in tens of ms against 0.8 s), and fewer writers leave the memory bus to
+ * the upload's lanes, which run in the same first tens of ms. */
+#define SG_IGMM_TOUCH_THREADS 2
 
 typedef struct sg_igmm_device_fit {
     statgpu_context               *context;
@@ -373,7 +377,8 @@ static bool sg_igmm_on_gpu(statgpu_context *context, sg_igmm_job *job, size_t se
     if (ok) {
         sg_igmm_device_fit device = { context, module, job, fitted, set_count, components, fits, &timing, message,
                                       message_bytes, STATGPU_CUDA_OK, labels, label_count };
-        sg_parallel_for(team, 1 + (label_count + SG_IGMM_TOUCH_LABELS - 1) / SG_IGMM_TOUCH_LABELS,
+        sg_parallel_for(team < 1 + SG_IGMM_TOUCH_THREADS ? team : 1 + SG_IGMM_TOUCH_THREADS,
+                        1 + (label_count + SG_IGMM_TOUCH_LABELS - 1) / SG_IGMM_TOUCH_LABELS,
                         sg_igmm_device_block, &device);
         *why = device.status;
         ok = *why == STATGPU_CUDA_OK;
