@@ -24,6 +24,7 @@
  * registers; more than 16 variables run on the CPU.
  */
 #include "cuda_state.h"
+#include "mma_f64.cuh"
 
 #include <algorithm>
 #include <cmath>
@@ -37,7 +38,7 @@ struct statgpu_cuda_gmm_session {
     size_t n = 0;
     int d = 0, padded = 0, k = 0, grid = 0;
     size_t shared_bytes = 0, entries = 0, stride = 0, model_doubles = 0;
-    int major = 0;                  /* the device's compute capability */
+    int major = 0;                  /* the major version of the tensor-core kernel's machine code */
     double *d_data = nullptr;       /* n x padded, column-major; these arrays are carved from the
                                        state's mixture workspace */
     double *d_model = nullptr;      /* log_norm k, means k x padded (j padded + v), factors */
@@ -168,21 +169,6 @@ constexpr int kMmaOwn = kMmaComponents / (kRows / 32);
  * stride padded so that the eight variables of four rows that an mma's lanes
  * read fall in different banks. */
 constexpr int kXStride = kRows + 4;
-
-__device__ __forceinline__ void mma_8x8x4(double &d0, double &d1, double a, double b)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
-                 : "+d"(d0), "+d"(d1)
-                 : "d"(a), "d"(b));
-#else
-    (void)d0;
-    (void)d1;
-    (void)a;
-    (void)b;
-    __trap();  /* never launched below sm_80 (estep_kernel_of) */
-#endif
-}
 
 template <int D, bool Triangular, int Parts, bool Mma = false>
 __global__ void __launch_bounds__(kRows, (D <= 8 || Parts > 1) ? 2 : 1)
@@ -528,7 +514,13 @@ statgpu_cuda_status gmm_begin(statgpu_cuda_state *state, const double *data, siz
     session->shared_bytes = shared_bytes_for(session->padded, session->k, lanes);
     int optin = 0;
     (void)cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, state->device);
-    (void)cudaDeviceGetAttribute(&session->major, cudaDevAttrComputeCapabilityMajor, state->device);
+    /* The tensor-core kernel's machine code, not the GPU, decides: code the
+     * driver compiled from the module's older PTX has no FP64 mma. */
+    cudaFuncAttributes mma_attributes;
+    session->major = cudaFuncGetAttributes(&mma_attributes, estep_kernel<8, true, 1, true>) == cudaSuccess
+                         ? mma_attributes.binaryVersion / 10
+                         : 0;
+    (void)cudaGetLastError();
     /* STATGPU_CUDA_GMM_MMA=0 keeps phase 2 off the tensor cores, to compare the two. */
     if (const char *mma = std::getenv("STATGPU_CUDA_GMM_MMA"); mma != nullptr && std::strcmp(mma, "0") == 0)
         session->major = std::min(session->major, 7);

@@ -41,18 +41,27 @@
  * global memory. Where even one shared accumulator does not fit, each block
  * accumulates into its own slot of global memory.
  *
+ * From kScreenFromK centroids, where the GPU runs the module's sm_90 code, the
+ * assignment is screened on the FP64 tensor cores (assign_screen_kernel):
+ * the expanded form picks each row's centroid wherever a rigorous bound on
+ * both forms' rounding says the difference form picks the same, and the
+ * difference form decides the other rows and gives every distance, so the
+ * results are those of assign_registers_kernel, bit for bit.
+ *
  * Empty clusters (rare) are re-seeded on the host with the CPU's rule, from
  * the distances of every row to its centroid computed here exactly as the CPU
  * computes them (products and sums without fused multiply-adds); then a pass
  * with the new labels gives the sums.
  */
 #include "cuda_state.h"
+#include "mma_f64.cuh"
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <vector>
@@ -68,6 +77,7 @@ struct statgpu_cuda_kmeans_session {
     int padded_vars = 0;        /* 4, 8, 16, 32: registers; 0: the generic kernel */
     int rows_per_thread = 1;
     int centroids_shared = 0;   /* the centroids in shared memory */
+    int screen = 0;             /* the tensor-core screen (assign_screen_kernel) */
     int copies = 0;             /* shared accumulators per block; 0: the block's global slot */
     int acc_stride = 0;         /* a cluster's sums in a shared accumulator */
     size_t shared_bytes = 0;
@@ -254,11 +264,19 @@ __device__ __forceinline__ void accumulate_groups(double *s_acc, double *d_slot,
  * shared), the accumulator copies, and
  * the warps' inertia and changed-label counts. */
 struct SharedLayout {
-    size_t centroids, acc, warp_totals, total;
+    size_t centroids, screen, acc, warp_totals, total;
 };
 
+/* The screen's arrays (assign_screen_kernel): the centroids' mean, the
+ * centred centroids as mma fragments, their offsets, and one scalar. */
+__host__ __device__ inline size_t screen_doubles(int padded_vars, int k)
+{
+    const size_t slots = static_cast<size_t>(k + 7) / 8 * 8;
+    return static_cast<size_t>(padded_vars) + slots * padded_vars + slots + 2;
+}
+
 __host__ __device__ inline SharedLayout shared_layout(int padded_vars, int n_vars, int k, int centroids_shared,
-                                                      int copies, int acc_stride)
+                                                      int copies, int acc_stride, bool screen = false)
 {
     SharedLayout layout;
     size_t at = 0;
@@ -267,6 +285,9 @@ __host__ __device__ inline SharedLayout shared_layout(int padded_vars, int n_var
         at += static_cast<size_t>(k) * padded_vars;
     else if (centroids_shared)
         at += static_cast<size_t>(k) * n_vars;
+    layout.screen = at;
+    if (screen)
+        at += screen_doubles(padded_vars, k);
     layout.acc = at;
     at += static_cast<size_t>(copies) * k * (acc_stride + 2);
     layout.warp_totals = at;
@@ -283,6 +304,21 @@ __device__ __forceinline__ void clear_accumulators(double *s_acc, double *d_slot
                                          : static_cast<size_t>(args.k) * (args.n_vars + 2);
     for (size_t e = threadIdx.x; e < count; e += blockDim.x)
         acc[e] = 0.0;
+}
+
+/* The centroids as rows of PADDED doubles, zero past n_vars, and the
+ * block's accumulators cleared; then a barrier. */
+template <int PADDED>
+__device__ __forceinline__ void load_padded_centroids(double *s_centroids, double *s_acc, double *d_slot,
+                                                      const AssignArgs &args)
+{
+    const int n_vars = args.n_vars, k = args.k;
+    for (size_t e = threadIdx.x; e < static_cast<size_t>(k) * PADDED; e += blockDim.x) {
+        const int j = static_cast<int>(e / PADDED), v = static_cast<int>(e % PADDED);
+        s_centroids[e] = v < n_vars ? args.d_centroids[j + static_cast<size_t>(k) * v] : 0.0;
+    }
+    clear_accumulators(s_acc, d_slot, args);
+    __syncthreads();
 }
 
 /* Adds the warps' totals and the accumulator copies in order into the block's
@@ -338,13 +374,7 @@ __global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
     const int n_vars = args.n_vars, k = args.k;
     double *d_slot = args.d_partials + static_cast<size_t>(blockIdx.x) * args.partial_stride;
 
-    /* Centroids as rows of PADDED doubles, zero past n_vars. */
-    for (size_t e = threadIdx.x; e < static_cast<size_t>(k) * PADDED; e += blockDim.x) {
-        const int j = static_cast<int>(e / PADDED), v = static_cast<int>(e % PADDED);
-        s_centroids[e] = v < n_vars ? args.d_centroids[j + static_cast<size_t>(k) * v] : 0.0;
-    }
-    clear_accumulators(s_acc, d_slot, args);
-    __syncthreads();
+    load_padded_centroids<PADDED>(s_centroids, s_acc, d_slot, args);
 
     double inertia = 0.0;  /* the lane's rows' */
     unsigned changed = 0;
@@ -420,6 +450,266 @@ __global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
         }
     }
     /* The lanes' inertias added in a fixed butterfly: the same in every lane. */
+    for (int offset = 16; offset > 0; offset >>= 1)
+        inertia += __shfl_xor_sync(0xffffffffu, inertia, offset);
+    __syncthreads();
+    write_partials(s_acc, s_warp_totals, d_slot, inertia, changed, args);
+}
+
+/* Row x's squared distance to a centre (PADDED doubles, zero past n_vars) by
+ * the difference form, the variables in order: the arithmetic of
+ * assign_registers_kernel, so that both give the same bits. */
+template <int PADDED>
+__device__ __forceinline__ double exact_distance(const double (&x)[PADDED], const double *centre_doubles)
+{
+    const double2 *centre = reinterpret_cast<const double2 *>(centre_doubles);
+    double distance = 0.0;
+#pragma unroll
+    for (int v2 = 0; v2 < PADDED / 2; ++v2) {
+        const double2 c = centre[v2];
+        const double a = __dsub_rn(x[2 * v2], c.x);
+        distance = __fma_rn(a, a, distance);
+        const double b = __dsub_rn(x[2 * v2 + 1], c.y);
+        distance = __fma_rn(b, b, distance);
+    }
+    return distance;
+}
+
+/* Keeps the largest value seen (top, at index top_j) and the largest of the
+ * others (second); a tie leaves second == top. */
+__device__ __forceinline__ void track_largest(double value, int j, double &top, double &second, int &top_j)
+{
+    second = fmax(second, fmin(top, value));
+    if (value > top) {
+        top = value;
+        top_j = j;
+    }
+}
+
+/* Assignment and partial sums with a screen on the FP64 tensor cores, for
+ * n_vars <= PADDED: the same labels, distances and sums as
+ * assign_registers_kernel<PADDED, ROWS>, bit for bit, in the same order.
+ *
+ * Each warp takes its 32 rows of a slot together. With m the centroids'
+ * mean, x' = x - m and c' = c_j - m (both rounded), the tensor cores give
+ * every row's s_j = x' . c' - |c'|^2 / 2 (mma.sync m16n8k16, k8 or k4 by
+ * the padded width: 16 rows times 8 centroids, the offsets as the
+ * accumulator's start), on the FP64 tensor cores, where the difference form
+ * takes two FP64 instructions a term. The squared distance is |x'|^2 - 2 s_j, so the nearest
+ * centroid is the largest s_j. Each lane keeps its rows' largest s_j and the
+ * largest of the others, the four lanes of a row merge theirs, and the lane
+ * of the row decides:
+ *   rounding bound: every computed s_j is within e = (4 n_vars + 16) u
+ *   (|x'| + max_j |c'_j|)^2 / 2 of the value that, with |x'|^2, gives the
+ *   difference form's rounded distance (u = 2^-53; the products' sums
+ *   (n_vars + 1 terms), |c'|^2 (n_vars terms), the rounding of x - m and
+ *   c - m, and the difference form's own n_vars + 2 roundings: (3 n_vars + 5) u
+ *   in all, with a margin for the bound's own rounding);
+ *   so where the largest exceeds the second by more than 2e the difference
+ *   form has a unique nearest centroid, that one; otherwise (near ties,
+ *   exact ties included) the row takes every centroid by the difference form
+ *   with the lower index on a tie, as assign_registers_kernel does.
+ * The chosen centroid's distance is then computed by the difference form, so
+ * the inertia and the within sums of squares are those of the difference
+ * form too. Measured on the H100 machine: bench/NOTES.md, k-means v6. */
+constexpr double kUnitRoundoff = 0x1p-53;
+
+template <int PADDED, int ROWS>
+__global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
+    assign_screen_kernel(const __grid_constant__ AssignArgs args)
+{
+    constexpr int kK = PADDED < 16 ? PADDED : 16;  /* the product's depth: m16n8k4, k8 or k16 */
+    constexpr int kChunks = PADDED / kK;
+    constexpr int kSlots = kK / 4;                  /* B's registers a lane per chunk; A has twice */
+    extern __shared__ double2 s_shared2[];
+    double *s_shared = reinterpret_cast<double *>(s_shared2);
+    const SharedLayout layout = shared_layout(PADDED, args.n_vars, args.k, 1, args.copies, args.acc_stride, true);
+    double *s_centroids = s_shared + layout.centroids;
+    double *s_acc = s_shared + layout.acc;
+    double *s_warp_totals = s_shared + layout.warp_totals;
+    const int n_vars = args.n_vars, k = args.k;
+    const int tiles = (k + 7) / 8;
+    double *s_mean = s_shared + layout.screen;               /* PADDED */
+    double *s_fragments = s_mean + PADDED;                   /* ((tile kChunks + chunk) kSlots + slot) 32 + lane */
+    double *s_offsets = s_fragments + tiles * 8 * PADDED;    /* -|c'_j|^2 / 2; -inf past k */
+    double *s_reach = s_offsets + tiles * 8;                 /* max_j |c'_j| */
+    double *d_slot = args.d_partials + static_cast<size_t>(blockIdx.x) * args.partial_stride;
+
+    load_padded_centroids<PADDED>(s_centroids, s_acc, d_slot, args);
+    if (threadIdx.x < PADDED) {
+        double sum = 0.0;
+        for (int j = 0; j < k; ++j)
+            sum += s_centroids[static_cast<size_t>(j) * PADDED + threadIdx.x];
+        s_mean[threadIdx.x] = sum / k;
+    }
+    __syncthreads();
+    for (int e = threadIdx.x; e < tiles * 8 * PADDED; e += blockDim.x) {
+        const int lane = e & 31, slot = (e >> 5) % kSlots, chunk = (e >> 5) / kSlots % kChunks;
+        const int tile = (e >> 5) / (kSlots * kChunks);
+        const int j = tile * 8 + (lane >> 2), v = chunk * kK + (lane & 3) + 4 * slot;
+        s_fragments[e] = j < k ? __dsub_rn(s_centroids[static_cast<size_t>(j) * PADDED + v], s_mean[v]) : 0.0;
+    }
+    for (int j = threadIdx.x; j < tiles * 8; j += blockDim.x) {
+        double norm = 0.0;
+        for (int v = 0; v < PADDED && j < k; ++v) {
+            const double c = __dsub_rn(s_centroids[static_cast<size_t>(j) * PADDED + v], s_mean[v]);
+            norm = __fma_rn(c, c, norm);
+        }
+        s_offsets[j] = j < k ? -0.5 * norm : -INFINITY;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double largest = 0.0;
+        for (int j = 0; j < k; ++j)
+            largest = fmax(largest, -2.0 * s_offsets[j]);
+        s_reach[0] = sqrt(largest);
+    }
+    __syncthreads();
+
+    const int lane = static_cast<int>(threadIdx.x & 31u), g = lane >> 2, q = lane & 3;
+    const double reach_c = s_reach[0];
+    const double bound_scale = (4.0 * n_vars + 16.0) * kUnitRoundoff;
+    double mean_q[kChunks][kSlots];  /* the lane's variables chunk kK + q + 4 slot */
+#pragma unroll
+    for (int chunk = 0; chunk < kChunks; ++chunk)
+#pragma unroll
+        for (int slot = 0; slot < kSlots; ++slot)
+            mean_q[chunk][slot] = s_mean[chunk * kK + q + 4 * slot];
+    double inertia = 0.0;
+    unsigned changed = 0;
+    for (uint64_t tile = blockIdx.x; tile < args.tile_count; tile += gridDim.x) {
+        const uint64_t first = tile * (static_cast<uint64_t>(kKmeansThreads) * ROWS) + threadIdx.x;
+#pragma unroll 1
+        for (int s = 0; s < ROWS; ++s) {
+            const uint64_t row = first + static_cast<uint64_t>(s) * kKmeansThreads;
+            const bool valid = row < args.n_obs;
+            int label = 0;
+            double best = 0.0;
+            bool decided = false;
+            if (args.use_labels) {
+                label = valid ? args.d_labels[row] : 0;
+                decided = true;
+            } else {
+                /* The warp's 32 rows: lane l has row base + l; as mma
+                 * operands, tile t's rows base + 16t + g and + 8 (A's
+                 * halves h), variables chunk kK + q + 4 slot. The rows'
+                 * trackers: tau = 2t + h, row base + 8 tau + g. */
+                const uint64_t base = row - static_cast<uint64_t>(lane);
+                double a[2][kChunks][2 * kSlots];
+                double spread[4];  /* the lane's part of |x'|^2 of its rows */
+#pragma unroll
+                for (int tau = 0; tau < 4; ++tau) {
+                    const int t = tau >> 1, h = tau & 1;
+                    const uint64_t r = base + 8 * tau + g;
+                    spread[tau] = 0.0;
+#pragma unroll
+                    for (int chunk = 0; chunk < kChunks; ++chunk)
+#pragma unroll
+                        for (int slot = 0; slot < kSlots; ++slot) {
+                            const int v = chunk * kK + q + 4 * slot;
+                            const double centred =
+                                (r < args.n_obs && v < n_vars)
+                                    ? __dsub_rn(__ldg(args.d_data + r + args.n_obs * static_cast<uint64_t>(v)),
+                                                mean_q[chunk][slot])
+                                    : 0.0;
+                            a[t][chunk][h + 2 * slot] = centred;
+                            spread[tau] = __fma_rn(centred, centred, spread[tau]);
+                        }
+                }
+                double top[4], second[4];
+                int top_j[4];
+#pragma unroll
+                for (int tau = 0; tau < 4; ++tau) {
+                    top[tau] = -INFINITY;
+                    second[tau] = -INFINITY;
+                    top_j[tau] = 0;
+                }
+                for (int tile_j = 0; tile_j < tiles; ++tile_j) {
+                    double b[kChunks][kSlots];
+#pragma unroll
+                    for (int chunk = 0; chunk < kChunks; ++chunk)
+#pragma unroll
+                        for (int slot = 0; slot < kSlots; ++slot)
+                            b[chunk][slot] = s_fragments[((tile_j * kChunks + chunk) * kSlots + slot) * 32 + lane];
+                    const int j0 = tile_j * 8 + 2 * q;
+                    const double2 offset = *reinterpret_cast<const double2 *>(s_offsets + j0);
+#pragma unroll
+                    for (int t = 0; t < 2; ++t) {
+                        double d[4] = {offset.x, offset.y, offset.x, offset.y};
+#pragma unroll
+                        for (int chunk = 0; chunk < kChunks; ++chunk)
+                            mma_16x8<kK>(d, a[t][chunk], b[chunk]);
+                        track_largest(d[0], j0, top[2 * t], second[2 * t], top_j[2 * t]);
+                        track_largest(d[1], j0 + 1, top[2 * t], second[2 * t], top_j[2 * t]);
+                        track_largest(d[2], j0, top[2 * t + 1], second[2 * t + 1], top_j[2 * t + 1]);
+                        track_largest(d[3], j0 + 1, top[2 * t + 1], second[2 * t + 1], top_j[2 * t + 1]);
+                    }
+                }
+                /* The four lanes of a row merge (the lower index on a tie,
+                 * which the margin then sends to the difference form). */
+#pragma unroll
+                for (int tau = 0; tau < 4; ++tau)
+#pragma unroll
+                    for (int offset = 1; offset <= 2; offset <<= 1) {
+                        const double other_top = __shfl_xor_sync(0xffffffffu, top[tau], offset);
+                        const double other_second = __shfl_xor_sync(0xffffffffu, second[tau], offset);
+                        const int other_j = __shfl_xor_sync(0xffffffffu, top_j[tau], offset);
+                        spread[tau] += __shfl_xor_sync(0xffffffffu, spread[tau], offset);
+                        second[tau] = fmax(fmax(second[tau], other_second), fmin(top[tau], other_top));
+                        if (other_top > top[tau] || (other_top == top[tau] && other_j < top_j[tau])) {
+                            top[tau] = other_top;
+                            top_j[tau] = other_j;
+                        }
+                    }
+                /* Row base + l is tracker tau = l / 8's row g = l % 8, held by lane 4g. */
+                double my_top = 0.0, my_second = 0.0, my_spread = 0.0;
+                int my_j = 0;
+#pragma unroll
+                for (int tau = 0; tau < 4; ++tau) {
+                    const int from = 4 * (lane & 7);
+                    const double t_top = __shfl_sync(0xffffffffu, top[tau], from);
+                    const double t_second = __shfl_sync(0xffffffffu, second[tau], from);
+                    const double t_spread = __shfl_sync(0xffffffffu, spread[tau], from);
+                    const int t_j = __shfl_sync(0xffffffffu, top_j[tau], from);
+                    if ((lane >> 3) == tau) {
+                        my_top = t_top;
+                        my_second = t_second;
+                        my_spread = t_spread;
+                        my_j = t_j;
+                    }
+                }
+                const double reach = sqrt(my_spread) + reach_c;
+                decided = my_top - my_second > bound_scale * reach * reach;
+                label = my_j;
+            }
+            double x[PADDED];
+#pragma unroll
+            for (int v = 0; v < PADDED; ++v)
+                x[v] = (valid && v < n_vars) ? __ldg(args.d_data + row + args.n_obs * static_cast<uint64_t>(v)) : 0.0;
+            if (!args.use_labels && valid) {
+                if (decided) {
+                    best = exact_distance<PADDED>(x, s_centroids + static_cast<size_t>(label) * PADDED);
+                } else {
+                    best = INFINITY;
+                    for (int j = 0; j < k; ++j) {
+                        const double distance = exact_distance<PADDED>(x, s_centroids + static_cast<size_t>(j) * PADDED);
+                        if (distance < best) {
+                            best = distance;
+                            label = j;
+                        }
+                    }
+                }
+                const int32_t previous = args.d_labels[row];
+                if (previous != label) {
+                    args.d_labels[row] = label;
+                    ++changed;
+                }
+            }
+            if (valid)
+                inertia += best;
+            accumulate_groups<PADDED>(s_acc, d_slot, args, x, best, label, valid);
+        }
+    }
     for (int offset = 16; offset > 0; offset >>= 1)
         inertia += __shfl_xor_sync(0xffffffffu, inertia, offset);
     __syncthreads();
@@ -608,8 +898,14 @@ __global__ void distances_kernel(const double *__restrict__ d_data, uint64_t n_o
 
 /* ---------------------------------------------------------------- host */
 
-/* Chooses the kernel and the shared-memory layout for the budget. */
-void plan_kmeans(statgpu_cuda_kmeans_session *session, size_t budget)
+/* The screen pays from this many centroids (bench/NOTES.md, k-means v6). */
+constexpr int kScreenFromK = 32;
+
+/* Chooses the kernel and the shared-memory layout for the budget. fp64_mma:
+ * the screen's binary has the FP64 tensor-core products (sm_90 and later);
+ * screen_mode 0: never the screen, 1: wherever it can run, -1: by
+ * kScreenFromK. */
+void plan_kmeans(statgpu_cuda_kmeans_session *session, size_t budget, bool fp64_mma, int screen_mode)
 {
     const int d = session->n_vars, k = session->k;
     int padded = d <= 4 ? 4 : d <= 8 ? 8 : d <= 16 ? 16 : d <= 32 ? 32 : 0;
@@ -625,12 +921,18 @@ void plan_kmeans(statgpu_cuda_kmeans_session *session, size_t budget)
             copies = c;
             break;
         }
+    /* The screen keeps the accumulators' plan (the same sums, in the same
+     * order): it runs only where its arrays fit beside the same copies. */
+    const bool screen = padded > 0 && fp64_mma && screen_mode != 0 && (screen_mode == 1 || k >= kScreenFromK) &&
+                        shared_layout(padded, d, k, 1, copies, acc_stride, true).total * sizeof(double) <= budget;
     session->padded_vars = padded;
     session->rows_per_thread = padded > 0 && padded <= 16 ? 2 : 1;
     session->centroids_shared = centroids_shared;
+    session->screen = screen ? 1 : 0;
     session->copies = copies;
     session->acc_stride = acc_stride;
-    session->shared_bytes = shared_layout(padded, d, k, centroids_shared, copies, acc_stride).total * sizeof(double);
+    session->shared_bytes =
+        shared_layout(padded, d, k, centroids_shared, copies, acc_stride, screen).total * sizeof(double);
     const uint64_t tile_rows = static_cast<uint64_t>(kKmeansThreads) * session->rows_per_thread;
     session->tile_count = (session->n_obs + tile_rows - 1) / tile_rows;
     session->partial_stride = static_cast<size_t>(k) * (d + 2) + 2;
@@ -643,6 +945,13 @@ using AssignKernel = void (*)(AssignArgs);
 
 AssignKernel assign_kernel_of(const statgpu_cuda_kmeans_session *session)
 {
+    if (session->screen)
+        switch (session->padded_vars) {
+        case 4: return assign_screen_kernel<4, 2>;
+        case 8: return assign_screen_kernel<8, 2>;
+        case 16: return assign_screen_kernel<16, 2>;
+        default: return assign_screen_kernel<32, 1>;
+        }
     switch (session->padded_vars) {
     case 4: return assign_registers_kernel<4, 2>;
     case 8: return assign_registers_kernel<8, 2>;
@@ -790,7 +1099,19 @@ statgpu_cuda_status kmeans_begin(statgpu_cuda_state *state, const double *data, 
 
     int optin = 0;
     (void)cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, state->device);
-    plan_kmeans(session, std::min<size_t>(kSharedBudget, optin > 0 ? static_cast<size_t>(optin) : 48 * 1024));
+    /* The machine code the GPU runs: sm_90's has the FP64 tensor-core
+     * shapes; code compiled from older PTX does not. */
+    cudaFuncAttributes screen_attributes;
+    const bool fp64_mma = cudaFuncGetAttributes(&screen_attributes, assign_screen_kernel<16, 2>) == cudaSuccess &&
+                          screen_attributes.binaryVersion >= 90;
+    (void)cudaGetLastError();
+    /* STATGPU_CUDA_KMEANS_SCREEN=0 or 1: never or always the tensor-core
+     * screen where it can run, to compare the two (same results either way). */
+    int screen_mode = -1;
+    if (const char *mode = std::getenv("STATGPU_CUDA_KMEANS_SCREEN"); mode != nullptr && mode[0] != '\0')
+        screen_mode = std::strcmp(mode, "0") == 0 ? 0 : 1;
+    plan_kmeans(session, std::min<size_t>(kSharedBudget, optin > 0 ? static_cast<size_t>(optin) : 48 * 1024),
+                fp64_mma, screen_mode);
 
     const size_t kd = k * n_vars;
     cudaStream_t stream = state->stream;

@@ -5,6 +5,7 @@
  * kernel path (1 to 100 variables, k from 1 to 300, fewer rows than one tile
  * and many tiles, accumulators in shared and in global memory), k-means++
  * starts, re-seeded empty clusters, reproducibility (two runs, same bits),
+ * the tensor-core screen against the difference form alone (same bits),
  * data with fewer than k distinct rows, cancellation, the backend report and
  * the AUTO threshold.
  *
@@ -328,6 +329,62 @@ static void test_two_runs_same_bits(void **state)
     }
 }
 
+/* The tensor-core screen (STATGPU_CUDA_KMEANS_SCREEN=1, where it can run)
+ * against the difference form alone (=0): the same labels, centroids, sums,
+ * inertia and iterations, bit for bit, for every padded width, k below and
+ * above the default's threshold, data far from the origin, and exact ties
+ * (integer data on a grid, with centroids equally far from many rows, and
+ * duplicated centroids that empty and are re-seeded). */
+static void test_screen_matches_difference_form(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CUDA();
+    const struct {
+        size_t n, d, k;
+        double offset;
+        int grid;  /* integer data in 0..3 and centroids on the grid, pairs duplicated */
+    } cases[] = {
+        { 100000, 16, 64, 0.0, 0 },  { 60000, 13, 40, 1e6, 0 }, { 30000, 3, 33, 0.0, 0 },
+        { 20000, 32, 50, 5.0, 0 },   { 40000, 8, 8, 0.0, 0 },   { 5000, 5, 300, 0.0, 0 },
+        { 20000, 4, 32, 0.0, 1 },    { 20000, 7, 36, 0.0, 1 },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        size_t n = cases[c].n, d = cases[c].d, k = cases[c].k;
+        double *data = make_blobs(n, d, k / 2 + 1, 2.0, cases[c].offset, 900 + c);
+        double *initial = pick_rows(data, n, d, k, 950 + c);
+        if (cases[c].grid) {
+            test_rng rng = { 990 + c };
+            for (size_t e = 0; e < n * d; ++e)
+                data[e] = (double)(test_rng_next(&rng) % 4);
+            for (size_t j = 0; j < k; ++j)
+                for (size_t v = 0; v < d; ++v)
+                    initial[j + k * v] = (j % 2 == 1 && j > 0) ? initial[j - 1 + k * v]
+                                                                 : (double)(test_rng_next(&rng) % 4);
+        }
+        statgpu_kmeans_params params;
+        statgpu_kmeans_params_init(&params);
+        params.init = STATGPU_KMEANS_INIT_GIVEN;
+        params.initial_centroids = initial;
+        params.tolerance = 0.0;
+        params.max_iterations = 30;
+        char what[160];
+        snprintf(what, sizeof what, "n=%zu d=%zu k=%zu offset=%g grid=%d", n, d, k, cases[c].offset, cases[c].grid);
+        setenv("STATGPU_CUDA_KMEANS_SCREEN", "0", 1);
+        statgpu_kmeans_result *plain = fit(g_cuda, STATGPU_BACKEND_CUDA, data, n, d, k, &params);
+        setenv("STATGPU_CUDA_KMEANS_SCREEN", "1", 1);
+        statgpu_kmeans_result *screened = fit(g_cuda, STATGPU_BACKEND_CUDA, data, n, d, k, &params);
+        unsetenv("STATGPU_CUDA_KMEANS_SCREEN");
+        print_message("%s: %zu iterations, %zu re-seeds\n", what, plain->iterations, plain->reseed_count);
+        assert_consistent(screened, data, what);
+        assert_same_bits(plain, screened);
+        assert_int_equal(plain->reseed_count, screened->reseed_count);
+        statgpu_kmeans_result_destroy(plain);
+        statgpu_kmeans_result_destroy(screened);
+        free(initial);
+        free(data);
+    }
+}
+
 static void test_empty_clusters_are_reseeded(void **state)
 {
     (void)state;
@@ -509,6 +566,7 @@ int main(void)
         cmocka_unit_test(test_given_centroids_match_brute_force_and_cpu),
         cmocka_unit_test(test_plus_plus_matches_cpu),
         cmocka_unit_test(test_two_runs_same_bits),
+        cmocka_unit_test(test_screen_matches_difference_form),
         cmocka_unit_test(test_empty_clusters_are_reseeded),
         cmocka_unit_test(test_fewer_distinct_rows_than_k),
         cmocka_unit_test(test_progress_and_cancellation),
