@@ -12,6 +12,7 @@
 #include "backend/cuda_loader.h"
 #include "core/pool.h"
 #include "core/threads.h"
+#include "methods/igmm_exp.h"
 
 #include <float.h>
 #include <math.h>
@@ -26,8 +27,6 @@
 /* Draws of 3 observations before a component's start gives up on distinct
  * ones and takes the whole data set's estimate. */
 #define SG_IGMM_START_TRIES 32
-/* Rows whose sums (each in [1, k], k <= 64) are multiplied before one log. */
-#define SG_IGMM_LOG_BATCH 128
 
 /* One component's parameters. */
 typedef struct sg_igmm_component {
@@ -43,6 +42,14 @@ typedef struct sg_igmm_run {
     int    converged;
 } sg_igmm_run;
 
+typedef struct sg_igmm_terms sg_igmm_terms;
+typedef struct sg_igmm_constants sg_igmm_constants;
+typedef struct sg_igmm_sums sg_igmm_sums;
+/* An E-step's loop over the blocks of one data set, compiled for one
+ * instruction set. */
+typedef void sg_igmm_e_kernel(const double *x, const sg_igmm_terms *terms, size_t n, size_t k,
+                              const sg_igmm_constants *constants, double *resp, sg_igmm_sums *sums);
+
 typedef struct sg_igmm_job {
     const double *const      *sets;
     const size_t             *lengths;
@@ -53,6 +60,7 @@ typedef struct sg_igmm_job {
     sg_igmm_run              *runs;         /* set_count x start_count */
     sg_igmm_component        *components;   /* set_count x start_count x k */
     double                  **scratch;      /* per slot: (largest length) x (k + 2) */
+    sg_igmm_e_kernel         *e_kernel;     /* the E-step's kernel for this CPU */
 } sg_igmm_job;
 
 /* The inverse Gaussian maximum likelihood estimate of values[0..count-1]:
@@ -86,9 +94,9 @@ static void sg_igmm_seed_component(const double *x, size_t n, sg_rng *rng, sg_ig
 
 /* Per observation, what every E-step and M-step of a fit reuses: -3/2 log x
  * and 1/x (n each). */
-typedef struct sg_igmm_terms {
+struct sg_igmm_terms {
     double *log_term, *inverse;
-} sg_igmm_terms;
+};
 
 static void sg_igmm_fill_terms(const double *x, size_t n, sg_igmm_terms *terms)
 {
@@ -98,67 +106,217 @@ static void sg_igmm_fill_terms(const double *x, size_t n, sg_igmm_terms *terms)
     }
 }
 
-/* An E-step: responsibilities (n x k, row-major) of the components; returns
- * the log-likelihood. Each component's constants (log alpha + (log lambda -
- * log 2 pi) / 2, and lambda / 2 mu^2) are taken once per E-step, each
- * observation's terms once per fit; the largest term's exp is 1 and not
- * taken, and the logs of the rows' sums are taken of their products, once
- * per SG_IGMM_LOG_BATCH rows (measured: exp and log were 52% of the CPU's
- * time at k = 2). */
-static double sg_igmm_e_step(const double *x, const sg_igmm_terms *terms, size_t n, size_t k,
-                             const sg_igmm_component *components, double *resp)
+/* ------------------------------------------------------------ the E-step */
+
+/* The E-step runs over blocks of SG_IGMM_BLOCK observations, each pass of a
+ * block a loop over the block that the compiler turns into vector code:
+ * the terms, the largest term, the exps, the normalisation and the sums the
+ * M-step needs. The exp is the engine's own (sg_igmm_exp_nonpositive), so
+ * that it vectorises: libm's scalar exp and the branch on the largest term
+ * had been most of the fit's time (bench/NOTES.md, "IGMM v5"). Running sums
+ * are kept in SG_IGMM_LANES lanes, observation i in lane i mod
+ * SG_IGMM_LANES, and the lanes are added in order at the end: the order of
+ * every addition is fixed by the code, not by the vector width, so the
+ * SSE2 and AVX2 kernels give the same bits. */
+#define SG_IGMM_BLOCK 32
+#define SG_IGMM_LANES 8
+
+/* What an E-step hands the M-step and the log-likelihood, in lanes. */
+struct sg_igmm_sums {
+    double weight[SG_IGMM_MAX_K][SG_IGMM_LANES];            /* sum of r_ij */
+    double weighted_x[SG_IGMM_MAX_K][SG_IGMM_LANES];        /* sum of r_ij x_i */
+    double weighted_inverse[SG_IGMM_MAX_K][SG_IGMM_LANES];  /* sum of r_ij / x_i */
+    double largest[SG_IGMM_LANES];  /* sum of each observation's largest log term */
+    double product[SG_IGMM_LANES];  /* product of the rows' sums since the last log */
+    double logs;                    /* the logs of those products taken so far */
+};
+
+/* Each component's constants of an E-step. */
+struct sg_igmm_constants {
+    double offset[SG_IGMM_MAX_K];  /* log alpha + (log lambda - log 2 pi) / 2 */
+    double scale[SG_IGMM_MAX_K];   /* lambda / 2 mu^2 */
+    double mu[SG_IGMM_MAX_K];
+};
+
+/* One block: SG_IGMM_BLOCK observations (x, -3/2 log x and 1/x), of which
+ * the first count are real and the rest copies of the last (so that every
+ * term is as finite as a real one), added to sums; the rows of the real
+ * ones written to resp when it is not NULL. */
+static inline __attribute__((always_inline)) void sg_igmm_e_block(const double *x, const double *log_term,
+                                                                  const double *inverse, size_t count, size_t k,
+                                                                  const sg_igmm_constants *constants,
+                                                                  double *resp, sg_igmm_sums *sums)
 {
-    double offset[SG_IGMM_MAX_K], scale[SG_IGMM_MAX_K], total = 0.0, product = 1.0;
-    size_t in_product = 0;
+    enum { B = SG_IGMM_BLOCK, L = SG_IGMM_LANES };
+    double term[SG_IGMM_MAX_K][SG_IGMM_BLOCK], largest[SG_IGMM_BLOCK], sum[SG_IGMM_BLOCK];
+    double inverse_sum[SG_IGMM_BLOCK];
     for (size_t j = 0; j < k; ++j) {
-        offset[j] = log(components[j].alpha) + 0.5 * (log(components[j].lambda) - SG_IGMM_LOG_2PI);
-        scale[j] = components[j].lambda / (2.0 * components[j].mu * components[j].mu);
-    }
-    for (size_t i = 0; i < n; ++i) {
-        double *row = resp + i * k;
-        size_t top = 0;
-        for (size_t j = 0; j < k; ++j) {
-            double difference = x[i] - components[j].mu;
-            row[j] = offset[j] + terms->log_term[i] - scale[j] * difference * difference * terms->inverse[i];
-            if (row[j] > row[top])
-                top = j;
-        }
-        const double largest = row[top];
-        double sum = 0.0;
-        for (size_t j = 0; j < k; ++j) {
-            row[j] = j == top ? 1.0 : exp(row[j] - largest);
-            sum += row[j];
-        }
-        const double inverse_sum = 1.0 / sum;
-        for (size_t j = 0; j < k; ++j)
-            row[j] *= inverse_sum;
-        /* log(sum) of many rows at once: sums lie in [1, k], so a product of
-         * up to SG_IGMM_LOG_BATCH of them (at most 64^128 = 2^768) stays finite. */
-        total += largest;
-        product *= sum;
-        if (++in_product == SG_IGMM_LOG_BATCH) {
-            total += log(product);
-            product = 1.0;
-            in_product = 0;
+        const double offset = constants->offset[j], scale = constants->scale[j], mu = constants->mu[j];
+        for (size_t b = 0; b < B; ++b) {
+            const double difference = x[b] - mu;
+            term[j][b] = offset + log_term[b] - scale * difference * difference * inverse[b];
         }
     }
-    return total + log(product);
+    for (size_t b = 0; b < B; ++b)
+        largest[b] = term[0][b];
+    for (size_t j = 1; j < k; ++j)
+        for (size_t b = 0; b < B; ++b)
+            largest[b] = term[j][b] > largest[b] ? term[j][b] : largest[b];
+    for (size_t b = 0; b < B; ++b)
+        sum[b] = 0.0;
+    for (size_t j = 0; j < k; ++j) {
+        for (size_t b = 0; b < B; ++b) {
+            const double below = term[j][b] - largest[b];
+            term[j][b] = below < -746.0 ? -746.0 : below;  /* exp(-746) rounds to 0; NaN stays NaN */
+        }
+    }
+    for (size_t j = 0; j < k; ++j) {
+        for (size_t b = 0; b < B; ++b) {
+            term[j][b] = sg_igmm_exp_nonpositive(term[j][b]);
+            sum[b] += term[j][b];
+        }
+    }
+    for (size_t b = 0; b < B; ++b)
+        inverse_sum[b] = 1.0 / sum[b];
+    for (size_t j = 0; j < k; ++j) {
+        for (size_t b = 0; b < B; ++b)
+            term[j][b] *= inverse_sum[b];
+        for (size_t b = count; b < B; ++b)
+            term[j][b] = 0.0;
+    }
+    for (size_t b = count; b < B; ++b) {
+        largest[b] = 0.0;
+        sum[b] = 1.0;
+    }
+    for (size_t j = 0; j < k; ++j) {
+        for (size_t b = 0; b < B; b += L) {
+            for (size_t l = 0; l < L; ++l) {
+                const double r = term[j][b + l];
+                sums->weight[j][l] += r;
+                sums->weighted_x[j][l] += r * x[b + l];
+                sums->weighted_inverse[j][l] += r * inverse[b + l];
+            }
+        }
+    }
+    for (size_t b = 0; b < B; b += L) {
+        for (size_t l = 0; l < L; ++l) {
+            sums->largest[l] += largest[b + l];
+            sums->product[l] *= sum[b + l];
+        }
+    }
+    if (resp != NULL)
+        for (size_t b = 0; b < count; ++b)
+            for (size_t j = 0; j < k; ++j)
+                resp[b * k + j] = term[j][b];
 }
 
-/* The M-step (exact: lambda with the new mu); a component whose update is
- * not positive and finite is re-seeded. Returns the re-seeds. */
-static size_t sg_igmm_m_step(const double *x, const double *inverse_x, size_t n, size_t k, const double *resp,
-                             sg_rng *rng, sg_igmm_component *components)
+/* The E-step's loop over the blocks, inlined into each kernel. The logs of
+ * the rows' sums are taken of their products (sums lie in [1, k]), once
+ * every flush blocks, when the lanes' products are multiplied together: at
+ * most 2^1023 by then. */
+static inline __attribute__((always_inline)) void sg_igmm_e_blocks(const double *x, const sg_igmm_terms *terms,
+                                                                   size_t n, size_t k,
+                                                                   const sg_igmm_constants *constants,
+                                                                   double *resp, sg_igmm_sums *sums)
+{
+    size_t bits_per_row = 0;
+    while (((size_t)1 << bits_per_row) < k)
+        ++bits_per_row;
+    const size_t flush = bits_per_row == 0 ? SIZE_MAX : 1023 / (SG_IGMM_BLOCK * bits_per_row);
+    size_t since_flush = 0;
+    for (size_t begin = 0; begin < n; begin += SG_IGMM_BLOCK) {
+        const size_t count = n - begin < SG_IGMM_BLOCK ? n - begin : SG_IGMM_BLOCK;
+        double *block_resp = resp == NULL ? NULL : resp + begin * k;
+        if (count == SG_IGMM_BLOCK) {
+            sg_igmm_e_block(x + begin, terms->log_term + begin, terms->inverse + begin, count, k, constants,
+                            block_resp, sums);
+        } else {
+            double tail_x[SG_IGMM_BLOCK], tail_log_term[SG_IGMM_BLOCK], tail_inverse[SG_IGMM_BLOCK];
+            for (size_t b = 0; b < SG_IGMM_BLOCK; ++b) {
+                const size_t i = begin + (b < count ? b : count - 1);
+                tail_x[b] = x[i];
+                tail_log_term[b] = terms->log_term[i];
+                tail_inverse[b] = terms->inverse[i];
+            }
+            sg_igmm_e_block(tail_x, tail_log_term, tail_inverse, count, k, constants, block_resp, sums);
+        }
+        if (++since_flush == flush || begin + SG_IGMM_BLOCK >= n) {
+            double product = 1.0;
+            for (size_t l = 0; l < SG_IGMM_LANES; ++l) {
+                product *= sums->product[l];
+                sums->product[l] = 1.0;
+            }
+            sums->logs += log(product);
+            since_flush = 0;
+        }
+    }
+}
+
+static void sg_igmm_e_generic(const double *x, const sg_igmm_terms *terms, size_t n, size_t k,
+                              const sg_igmm_constants *constants, double *resp, sg_igmm_sums *sums)
+{
+    sg_igmm_e_blocks(x, terms, n, k, constants, resp, sums);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* "avx2" without "fma": four lanes a vector, the same roundings as SSE2's two. */
+__attribute__((target("avx2"))) static void sg_igmm_e_avx2(const double *x, const sg_igmm_terms *terms, size_t n,
+                                                            size_t k, const sg_igmm_constants *constants,
+                                                            double *resp, sg_igmm_sums *sums)
+{
+    sg_igmm_e_blocks(x, terms, n, k, constants, resp, sums);
+}
+#endif
+
+/* The kernel for this CPU (the generic one is SSE2 code on x86-64). */
+static sg_igmm_e_kernel *sg_igmm_best_e_kernel(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2"))
+        return sg_igmm_e_avx2;
+#endif
+    return sg_igmm_e_generic;
+}
+
+/* An E-step: the sums for the M-step and, where resp is not NULL, the
+ * responsibilities (n x k, row-major); returns the log-likelihood. Each
+ * component's constants are taken once per E-step, each observation's
+ * terms once per fit. */
+static double sg_igmm_e_step(sg_igmm_e_kernel *kernel, const double *x, const sg_igmm_terms *terms, size_t n,
+                             size_t k, const sg_igmm_component *components, double *resp, sg_igmm_sums *sums)
+{
+    sg_igmm_constants constants;
+    for (size_t j = 0; j < k; ++j) {
+        constants.offset[j] = log(components[j].alpha) + 0.5 * (log(components[j].lambda) - SG_IGMM_LOG_2PI);
+        constants.scale[j] = components[j].lambda / (2.0 * components[j].mu * components[j].mu);
+        constants.mu[j] = components[j].mu;
+    }
+    memset(sums, 0, offsetof(sg_igmm_sums, product));
+    for (size_t l = 0; l < SG_IGMM_LANES; ++l)
+        sums->product[l] = 1.0;
+    sums->logs = 0.0;
+    kernel(x, terms, n, k, &constants, resp, sums);
+    double total = 0.0;
+    for (size_t l = 0; l < SG_IGMM_LANES; ++l)
+        total += sums->largest[l];
+    return total + sums->logs;
+}
+
+/* The M-step (exact: lambda with the new mu) from an E-step's sums; a
+ * component whose update is not positive and finite is re-seeded. Returns
+ * the re-seeds. */
+static size_t sg_igmm_m_step(const double *x, size_t n, size_t k, const sg_igmm_sums *sums, sg_rng *rng,
+                             sg_igmm_component *components)
 {
     size_t reseeds = 0;
     double weight_total = 0.0;
     for (size_t j = 0; j < k; ++j) {
         double w = 0.0, wx = 0.0, w_over_x = 0.0;
-        for (size_t i = 0; i < n; ++i) {
-            double r = resp[i * k + j];
-            w += r;
-            wx += r * x[i];
-            w_over_x += r * inverse_x[i];
+        for (size_t l = 0; l < SG_IGMM_LANES; ++l) {
+            w += sums->weight[j][l];
+            wx += sums->weighted_x[j][l];
+            w_over_x += sums->weighted_inverse[j][l];
         }
         double mu = wx / w, denominator = w_over_x - w / mu, lambda = w / denominator;
         if (w > 0.0 && isfinite(mu) && mu > 0.0 && denominator > 0.0 && isfinite(lambda) && lambda > 0.0) {
@@ -207,9 +365,10 @@ static void sg_igmm_task(void *context, size_t task, int slot)
         return;
     const double *x = job->sets[set];
     const size_t n = job->lengths[set];
-    double *resp = job->scratch[slot];
-    sg_igmm_terms terms = { resp + n * k, resp + n * k + n };
+    double *scratch = job->scratch[slot];
+    sg_igmm_terms terms = { scratch + n * k, scratch + n * k + n };
     sg_igmm_fill_terms(x, n, &terms);
+    sg_igmm_sums sums;
     sg_rng rng;
     sg_igmm_start(job, task, components, &rng);
     const statgpu_igmm_params *p = job->params;
@@ -217,7 +376,7 @@ static void sg_igmm_task(void *context, size_t task, int slot)
     double previous = -INFINITY;
     size_t iteration = 0;
     for (;;) {
-        double log_likelihood = sg_igmm_e_step(x, &terms, n, k, components, resp);
+        double log_likelihood = sg_igmm_e_step(job->e_kernel, x, &terms, n, k, components, NULL, &sums);
         run->log_likelihood = log_likelihood;
         if (iteration > 0 && fabs(log_likelihood - previous) < p->tolerance) {
             run->converged = 1;
@@ -226,7 +385,7 @@ static void sg_igmm_task(void *context, size_t task, int slot)
         if (iteration == p->max_iterations)
             break;
         previous = log_likelihood;
-        run->reseeds += sg_igmm_m_step(x, terms.inverse, n, k, resp, &rng, components);
+        run->reseeds += sg_igmm_m_step(x, n, k, &sums, &rng, components);
         ++iteration;
     }
     run->iterations = iteration;
@@ -484,7 +643,8 @@ static void sg_igmm_finish_set(void *context, size_t s, int slot)
         double *resp = job->scratch[slot];
         sg_igmm_terms terms = { resp + n * k, resp + n * k + n };
         sg_igmm_fill_terms(finish->sets[s], n, &terms);
-        (void)sg_igmm_e_step(finish->sets[s], &terms, n, k, components, resp);
+        sg_igmm_sums sums;
+        (void)sg_igmm_e_step(job->e_kernel, finish->sets[s], &terms, n, k, components, resp, &sums);
         memcpy(result->responsibilities + result->offsets[s] * k, resp, n * k * sizeof(double));
     }
 }
@@ -625,7 +785,8 @@ statgpu_status statgpu_igmm(statgpu_context *context, const double *const *sets,
     statgpu_igmm_result *result = calloc(1, sizeof *result);
     int team = sg_threads_for(context->cpu_thread_count, tasks, (double)total_length * (double)starts * (double)k
                                                                * (double)chosen.max_iterations);
-    sg_igmm_job job = { sets, lengths, NULL, k, starts, &chosen, context->params.seed, NULL, NULL, NULL };
+    sg_igmm_job job = { sets, lengths, NULL, k, starts, &chosen, context->params.seed, NULL, NULL, NULL,
+                        sg_igmm_best_e_kernel() };
     if (result != NULL) {
         result->set_count = set_count;
         result->k = k;
