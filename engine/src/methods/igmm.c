@@ -138,6 +138,31 @@ struct sg_igmm_constants {
     double mu[SG_IGMM_MAX_K];
 };
 
+/* A block's responsibilities at k = 2 from its terms (in place), with
+ * each row's largest term and sum: one exp a row, exp(smaller - larger),
+ * the larger's being exactly 1 (the bits of the general case's). */
+static inline __attribute__((always_inline)) void sg_igmm_e_two(double (*term)[SG_IGMM_BLOCK], double *largest,
+                                                                double *sum)
+{
+    double other[SG_IGMM_BLOCK];
+    for (size_t b = 0; b < SG_IGMM_BLOCK; ++b) {
+        const double first = term[0][b], second = term[1][b];
+        largest[b] = second > first ? second : first;
+        other[b] = -fabs(second - first);  /* the smaller less the larger */
+    }
+    for (size_t b = 0; b < SG_IGMM_BLOCK; ++b)
+        other[b] = other[b] < -746.0 ? -746.0 : other[b];  /* exp(-746) rounds to 0; NaN stays NaN */
+    for (size_t b = 0; b < SG_IGMM_BLOCK; ++b)
+        other[b] = sg_igmm_exp_nonpositive(other[b]);
+    for (size_t b = 0; b < SG_IGMM_BLOCK; ++b) {
+        const bool second_larger = term[1][b] > term[0][b];
+        sum[b] = 1.0 + other[b];
+        const double inverse_sum = 1.0 / sum[b], smaller = other[b] * inverse_sum;
+        term[0][b] = second_larger ? smaller : inverse_sum;
+        term[1][b] = second_larger ? inverse_sum : smaller;
+    }
+}
+
 /* One block: SG_IGMM_BLOCK observations (x, -3/2 log x and 1/x), of which
  * the first count are real and the rest copies of the last (so that every
  * term is as finite as a real one), added to sums; the rows of the real
@@ -149,7 +174,6 @@ static inline __attribute__((always_inline)) void sg_igmm_e_block(const double *
 {
     enum { B = SG_IGMM_BLOCK, L = SG_IGMM_LANES };
     double term[SG_IGMM_MAX_K][SG_IGMM_BLOCK], largest[SG_IGMM_BLOCK], sum[SG_IGMM_BLOCK];
-    double inverse_sum[SG_IGMM_BLOCK];
     for (size_t j = 0; j < k; ++j) {
         const double offset = constants->offset[j], scale = constants->scale[j], mu = constants->mu[j];
         for (size_t b = 0; b < B; ++b) {
@@ -157,52 +181,72 @@ static inline __attribute__((always_inline)) void sg_igmm_e_block(const double *
             term[j][b] = offset + log_term[b] - scale * difference * difference * inverse[b];
         }
     }
-    for (size_t b = 0; b < B; ++b)
-        largest[b] = term[0][b];
-    for (size_t j = 1; j < k; ++j)
+    if (k == 2) {
+        sg_igmm_e_two(term, largest, sum);
+    } else {
         for (size_t b = 0; b < B; ++b)
-            largest[b] = term[j][b] > largest[b] ? term[j][b] : largest[b];
-    for (size_t b = 0; b < B; ++b)
-        sum[b] = 0.0;
-    for (size_t j = 0; j < k; ++j) {
-        for (size_t b = 0; b < B; ++b) {
-            const double below = term[j][b] - largest[b];
-            term[j][b] = below < -746.0 ? -746.0 : below;  /* exp(-746) rounds to 0; NaN stays NaN */
+            largest[b] = term[0][b];
+        for (size_t j = 1; j < k; ++j)
+            for (size_t b = 0; b < B; ++b)
+                largest[b] = term[j][b] > largest[b] ? term[j][b] : largest[b];
+        for (size_t j = 0; j < k; ++j) {
+            for (size_t b = 0; b < B; ++b) {
+                const double below = term[j][b] - largest[b];
+                term[j][b] = below < -746.0 ? -746.0 : below;  /* exp(-746) rounds to 0; NaN stays NaN */
+            }
         }
-    }
-    for (size_t j = 0; j < k; ++j) {
-        for (size_t b = 0; b < B; ++b) {
-            term[j][b] = sg_igmm_exp_nonpositive(term[j][b]);
-            sum[b] += term[j][b];
-        }
-    }
-    for (size_t b = 0; b < B; ++b)
-        inverse_sum[b] = 1.0 / sum[b];
-    for (size_t j = 0; j < k; ++j) {
         for (size_t b = 0; b < B; ++b)
-            term[j][b] *= inverse_sum[b];
+            sum[b] = term[0][b] = sg_igmm_exp_nonpositive(term[0][b]);
+        for (size_t j = 1; j < k; ++j) {
+            for (size_t b = 0; b < B; ++b) {
+                term[j][b] = sg_igmm_exp_nonpositive(term[j][b]);
+                sum[b] += term[j][b];
+            }
+        }
+        double inverse_sum[SG_IGMM_BLOCK];
+        for (size_t b = 0; b < B; ++b)
+            inverse_sum[b] = 1.0 / sum[b];
+        for (size_t j = 0; j < k; ++j)
+            for (size_t b = 0; b < B; ++b)
+                term[j][b] *= inverse_sum[b];
+    }
+    for (size_t j = 0; j < k; ++j)
         for (size_t b = count; b < B; ++b)
             term[j][b] = 0.0;
-    }
     for (size_t b = count; b < B; ++b) {
         largest[b] = 0.0;
         sum[b] = 1.0;
     }
+    /* The block's own sums first, in locals that stay in registers (added
+     * through sums, they were loads and stores of every partial sum). */
     for (size_t j = 0; j < k; ++j) {
+        double weight[L] = { 0.0 }, weighted_x[L] = { 0.0 }, weighted_inverse[L] = { 0.0 };
         for (size_t b = 0; b < B; b += L) {
             for (size_t l = 0; l < L; ++l) {
                 const double r = term[j][b + l];
-                sums->weight[j][l] += r;
-                sums->weighted_x[j][l] += r * x[b + l];
-                sums->weighted_inverse[j][l] += r * inverse[b + l];
+                weight[l] += r;
+                weighted_x[l] += r * x[b + l];
+                weighted_inverse[l] += r * inverse[b + l];
             }
         }
+        for (size_t l = 0; l < L; ++l) {
+            sums->weight[j][l] += weight[l];
+            sums->weighted_x[j][l] += weighted_x[l];
+            sums->weighted_inverse[j][l] += weighted_inverse[l];
+        }
     }
+    double block_largest[L] = { 0.0 }, block_product[L];
+    for (size_t l = 0; l < L; ++l)
+        block_product[l] = 1.0;
     for (size_t b = 0; b < B; b += L) {
         for (size_t l = 0; l < L; ++l) {
-            sums->largest[l] += largest[b + l];
-            sums->product[l] *= sum[b + l];
+            block_largest[l] += largest[b + l];
+            block_product[l] *= sum[b + l];
         }
+    }
+    for (size_t l = 0; l < L; ++l) {
+        sums->largest[l] += block_largest[l];
+        sums->product[l] *= block_product[l];
     }
     if (resp != NULL)
         for (size_t b = 0; b < count; ++b)
@@ -292,9 +336,17 @@ static double sg_igmm_e_step(sg_igmm_e_kernel *kernel, const double *x, const sg
         constants.scale[j] = components[j].lambda / (2.0 * components[j].mu * components[j].mu);
         constants.mu[j] = components[j].mu;
     }
-    memset(sums, 0, offsetof(sg_igmm_sums, product));
-    for (size_t l = 0; l < SG_IGMM_LANES; ++l)
+    for (size_t j = 0; j < k; ++j) {
+        for (size_t l = 0; l < SG_IGMM_LANES; ++l) {
+            sums->weight[j][l] = 0.0;
+            sums->weighted_x[j][l] = 0.0;
+            sums->weighted_inverse[j][l] = 0.0;
+        }
+    }
+    for (size_t l = 0; l < SG_IGMM_LANES; ++l) {
+        sums->largest[l] = 0.0;
         sums->product[l] = 1.0;
+    }
     sums->logs = 0.0;
     kernel(x, terms, n, k, &constants, resp, sums);
     double total = 0.0;
