@@ -221,6 +221,9 @@ static inline __attribute__((always_inline)) void sg_igmm_e_block(const double *
      * through sums, they were loads and stores of every partial sum). */
     for (size_t j = 0; j < k; ++j) {
         double weight[L] = { 0.0 }, weighted_x[L] = { 0.0 }, weighted_inverse[L] = { 0.0 };
+        /* Unrolled whole, so that each lane is a vector element (as a loop it
+         * was vectorised across the lanes, with a transposition). */
+#pragma GCC unroll 8
         for (size_t b = 0; b < B; b += L) {
             for (size_t l = 0; l < L; ++l) {
                 const double r = term[j][b + l];
@@ -238,6 +241,7 @@ static inline __attribute__((always_inline)) void sg_igmm_e_block(const double *
     double block_largest[L] = { 0.0 }, block_product[L];
     for (size_t l = 0; l < L; ++l)
         block_product[l] = 1.0;
+#pragma GCC unroll 8
     for (size_t b = 0; b < B; b += L) {
         for (size_t l = 0; l < L; ++l) {
             block_largest[l] += largest[b + l];
