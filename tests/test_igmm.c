@@ -14,7 +14,10 @@
  * the next; random starts recover the simulated two-component mixture;
  * bad data sets (a zero, a negative value, too few, constant, empty) get
  * their status while the good one is fitted; a collapsing component is
- * re-seeded, never NaN; the same bits at 1, 2 and 3 threads; bad arguments.
+ * re-seeded, never NaN; the same bits at 1, 2 and 3 threads; bad arguments;
+ * the E-step's own exp (engine/src/methods/igmm_exp.h) within 1 ulp of the
+ * exact value on [-746, 0], subnormal results included, exactly 1 at 0, 0
+ * at -746 and NaN at NaN.
  *
  * With STATGPU_TEST_BACKEND=cuda every call asks for CUDA (the GPU fits each
  * (data set, start) pair; a pair whose M-step would re-seed goes back to the
@@ -34,8 +37,12 @@
 
 #include "statgpu.h"
 #include "test_reference_csv.h"
+/* The header alone (a static inline function, no engine symbols): the
+ * engine's private headers are not on this test's include path. */
+#include "../engine/src/methods/igmm_exp.h"
 #include "test_support.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -363,6 +370,40 @@ static void test_threads(void **state)
     free_sets(&sets);
 }
 
+/* The E-step's exp against long double's expl (64-bit significand) on
+ * 10^6 values spread over [-746, 0] (a third in (-2, 0], a third in the
+ * subnormal results' [-746, -708]): within 1 ulp of the result (2^-1074
+ * for a subnormal one). */
+static void test_exp(void **state)
+{
+    (void)state;
+    uint64_t bits = 0x9E3779B97F4A7C15ull;
+    double worst = 0.0, worst_at = 0.0;
+    for (int i = 0; i < 1000000; ++i) {
+        bits ^= bits << 13;
+        bits ^= bits >> 7;
+        bits ^= bits << 17;
+        const double u = (double)(bits >> 11) * 0x1p-53;
+        const double y = i % 3 == 0 ? -746.0 * u : i % 3 == 1 ? -2.0 * u : -708.0 - 38.0 * u;
+        const long double exact = expl((long double)y);
+        const double rounded = (double)exact;
+        const double ulp = rounded < DBL_MIN ? 0x1p-1074 : nextafter(rounded, INFINITY) - rounded;
+        const double error = (double)(fabsl((long double)sg_igmm_exp_nonpositive(y) - exact) / ulp);
+        if (error > worst) {
+            worst = error;
+            worst_at = y;
+        }
+    }
+    if (worst > 1.0)
+        fail_msg("exp(%a) is %.3f ulp from the exact value", worst_at, worst);
+    assert_true(sg_igmm_exp_nonpositive(0.0) == 1.0);
+    assert_true(sg_igmm_exp_nonpositive(-0.0) == 1.0);
+    assert_true(sg_igmm_exp_nonpositive(-746.0) == 0.0);
+    assert_true(sg_igmm_exp_nonpositive(-745.0) == exp(-745.0));  /* the smallest subnormal */
+    assert_true(sg_igmm_exp_nonpositive(-1e-300) == 1.0);
+    assert_true(isnan(sg_igmm_exp_nonpositive(NAN)));
+}
+
 /* The backend under test against the CPU: 300 data sets of 50 to 9000
  * values, 3 starts, 40 iterations each (tolerance 0, so both run exactly as
  * many). */
@@ -521,6 +562,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_backends_agree),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_tables),
+        cmocka_unit_test(test_exp),
     };
     return test_exit_code(cmocka_run_group_tests(tests, setup, teardown), g_skip_reason);
 }
