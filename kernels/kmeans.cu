@@ -59,6 +59,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -267,6 +268,12 @@ struct SharedLayout {
     size_t centroids, screen, acc, warp_totals, total;
 };
 
+/* The screen kernel's centroids lie PADDED + kScreenPad doubles apart: each
+ * lane reads its own row's centroid, and rows 16 doubles apart would put
+ * every lane's 16-byte read in the same banks (Nsight Compute: 60% of the
+ * kernel's shared-memory wavefronts were such conflicts). */
+constexpr int kScreenPad = 2;
+
 /* The screen's arrays (assign_screen_kernel): the centroids' mean, the
  * centred centroids as mma fragments, their offsets, and one scalar. */
 __host__ __device__ inline size_t screen_doubles(int padded_vars, int k)
@@ -282,7 +289,7 @@ __host__ __device__ inline SharedLayout shared_layout(int padded_vars, int n_var
     size_t at = 0;
     layout.centroids = at;
     if (padded_vars > 0)
-        at += static_cast<size_t>(k) * padded_vars;
+        at += static_cast<size_t>(k) * (padded_vars + (screen ? kScreenPad : 0));
     else if (centroids_shared)
         at += static_cast<size_t>(k) * n_vars;
     layout.screen = at;
@@ -308,13 +315,13 @@ __device__ __forceinline__ void clear_accumulators(double *s_acc, double *d_slot
 
 /* The centroids as rows of PADDED doubles, zero past n_vars, and the
  * block's accumulators cleared; then a barrier. */
-template <int PADDED>
+template <int PADDED, int STRIDE = PADDED>
 __device__ __forceinline__ void load_padded_centroids(double *s_centroids, double *s_acc, double *d_slot,
                                                       const AssignArgs &args)
 {
     const int n_vars = args.n_vars, k = args.k;
-    for (size_t e = threadIdx.x; e < static_cast<size_t>(k) * PADDED; e += blockDim.x) {
-        const int j = static_cast<int>(e / PADDED), v = static_cast<int>(e % PADDED);
+    for (size_t e = threadIdx.x; e < static_cast<size_t>(k) * STRIDE; e += blockDim.x) {
+        const int j = static_cast<int>(e / STRIDE), v = static_cast<int>(e % STRIDE);
         s_centroids[e] = v < n_vars ? args.d_centroids[j + static_cast<size_t>(k) * v] : 0.0;
     }
     clear_accumulators(s_acc, d_slot, args);
@@ -475,15 +482,31 @@ __device__ __forceinline__ double exact_distance(const double (&x)[PADDED], cons
     return distance;
 }
 
-/* Keeps the largest value seen (top, at index top_j) and the largest of the
- * others (second); a tie leaves second == top. */
-__device__ __forceinline__ void track_largest(double value, int j, double &top, double &second, int &top_j)
+/* The screen compares s_j by the top 32 bits of the double (sign, exponent
+ * and 20 bits of mantissa), made an integer of the same order: integer
+ * compares and selects where the doubles' took two instructions each. A
+ * key stands for a value within 2^-20 of it (relative). */
+__device__ __forceinline__ int order_key(double value)
 {
-    second = fmax(second, fmin(top, value));
-    if (value > top) {
-        top = value;
-        top_j = j;
-    }
+    const int high = __double2hiint(value);
+    return high ^ ((high >> 31) & 0x7fffffff);
+}
+
+/* The largest value the key can stand for, less its truncation: the value
+ * with the key's top word and a zero bottom word. */
+__device__ __forceinline__ double key_value(int key)
+{
+    return __hiloint2double(key ^ ((key >> 31) & 0x7fffffff), 0);
+}
+
+/* Keeps the largest key seen (top, at index top_j) and the largest of the
+ * others (second); a tie leaves second == top. */
+__device__ __forceinline__ void track_largest(double value, int j, int &top, int &second, int &top_j)
+{
+    const int key = order_key(value);
+    second = max(second, min(top, key));
+    top_j = key > top ? j : top_j;
+    top = max(top, key);
 }
 
 /* Assignment and partial sums with a screen on the FP64 tensor cores, for
@@ -497,18 +520,21 @@ __device__ __forceinline__ void track_largest(double value, int j, double &top, 
  * accumulator's start), on the FP64 tensor cores, where the difference form
  * takes two FP64 instructions a term. The squared distance is |x'|^2 - 2 s_j, so the nearest
  * centroid is the largest s_j. Each lane keeps its rows' largest s_j and the
- * largest of the others, the four lanes of a row merge theirs, and the lane
- * of the row decides:
- *   rounding bound: every computed s_j is within e = (4 n_vars + 16) u
+ * largest of the others, compared as 32-bit keys (order_key: within 2^-20
+ * of the value), the four lanes of a row merge theirs, and the lane of the
+ * row decides:
+ *   rounding bound: every computed s_j is within (4 n_vars + 16) u
  *   (|x'| + max_j |c'_j|)^2 / 2 of the value that, with |x'|^2, gives the
  *   difference form's rounded distance (u = 2^-53; the products' sums
  *   (n_vars + 1 terms), |c'|^2 (n_vars terms), the rounding of x - m and
  *   c - m, and the difference form's own n_vars + 2 roundings: (3 n_vars + 5) u
- *   in all, with a margin for the bound's own rounding);
- *   so where the largest exceeds the second by more than 2e the difference
- *   form has a unique nearest centroid, that one; otherwise (near ties,
- *   exact ties included) the row takes every centroid by the difference form
- *   with the lower index on a tie, as assign_registers_kernel does.
+ *   in all, with a margin for the bound's own rounding), and a key's value
+ *   within 2^-20 |s_j| <= 2^-20 (|x'| + max_j |c'_j|)^2 of it;
+ *   so where the largest key's value exceeds the second's by more than both
+ *   bounds twice over, the difference form has a unique nearest centroid,
+ *   that one; otherwise (near ties, exact ties included) the row takes
+ *   every centroid by the difference form with the lower index on a tie,
+ *   as assign_registers_kernel does.
  * The chosen centroid's distance is then computed by the difference form, so
  * the inertia and the within sums of squares are those of the difference
  * form too. Measured on the H100 machine: bench/NOTES.md, k-means v6. */
@@ -535,11 +561,12 @@ __global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
     double *s_reach = s_offsets + tiles * 8;                 /* max_j |c'_j| */
     double *d_slot = args.d_partials + static_cast<size_t>(blockIdx.x) * args.partial_stride;
 
-    load_padded_centroids<PADDED>(s_centroids, s_acc, d_slot, args);
+    constexpr int kStride = PADDED + kScreenPad;  /* centroid j at j kStride */
+    load_padded_centroids<PADDED, kStride>(s_centroids, s_acc, d_slot, args);
     if (threadIdx.x < PADDED) {
         double sum = 0.0;
         for (int j = 0; j < k; ++j)
-            sum += s_centroids[static_cast<size_t>(j) * PADDED + threadIdx.x];
+            sum += s_centroids[static_cast<size_t>(j) * kStride + threadIdx.x];
         s_mean[threadIdx.x] = sum / k;
     }
     __syncthreads();
@@ -547,12 +574,12 @@ __global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
         const int lane = e & 31, slot = (e >> 5) % kSlots, chunk = (e >> 5) / kSlots % kChunks;
         const int tile = (e >> 5) / (kSlots * kChunks);
         const int j = tile * 8 + (lane >> 2), v = chunk * kK + (lane & 3) + 4 * slot;
-        s_fragments[e] = j < k ? __dsub_rn(s_centroids[static_cast<size_t>(j) * PADDED + v], s_mean[v]) : 0.0;
+        s_fragments[e] = j < k ? __dsub_rn(s_centroids[static_cast<size_t>(j) * kStride + v], s_mean[v]) : 0.0;
     }
     for (int j = threadIdx.x; j < tiles * 8; j += blockDim.x) {
         double norm = 0.0;
         for (int v = 0; v < PADDED && j < k; ++v) {
-            const double c = __dsub_rn(s_centroids[static_cast<size_t>(j) * PADDED + v], s_mean[v]);
+            const double c = __dsub_rn(s_centroids[static_cast<size_t>(j) * kStride + v], s_mean[v]);
             norm = __fma_rn(c, c, norm);
         }
         s_offsets[j] = j < k ? -0.5 * norm : -INFINITY;
@@ -568,7 +595,9 @@ __global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
 
     const int lane = static_cast<int>(threadIdx.x & 31u), g = lane >> 2, q = lane & 3;
     const double reach_c = s_reach[0];
-    const double bound_scale = (4.0 * n_vars + 16.0) * kUnitRoundoff;
+    /* The rounding bound and the keys' truncation (2^-20 of |s_j| <=
+     * (|x'| + max |c'|)^2 each). */
+    const double bound_scale = (4.0 * n_vars + 16.0) * kUnitRoundoff + 0x1p-19;
     double mean_q[kChunks][kSlots];  /* the lane's variables chunk kK + q + 4 slot */
 #pragma unroll
     for (int chunk = 0; chunk < kChunks; ++chunk)
@@ -616,12 +645,11 @@ __global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
                             spread[tau] = __fma_rn(centred, centred, spread[tau]);
                         }
                 }
-                double top[4], second[4];
-                int top_j[4];
+                int top[4], second[4], top_j[4];
 #pragma unroll
                 for (int tau = 0; tau < 4; ++tau) {
-                    top[tau] = -INFINITY;
-                    second[tau] = -INFINITY;
+                    top[tau] = INT_MIN;
+                    second[tau] = INT_MIN;
                     top_j[tau] = 0;
                 }
                 for (int tile_j = 0; tile_j < tiles; ++tile_j) {
@@ -651,24 +679,24 @@ __global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
                 for (int tau = 0; tau < 4; ++tau)
 #pragma unroll
                     for (int offset = 1; offset <= 2; offset <<= 1) {
-                        const double other_top = __shfl_xor_sync(0xffffffffu, top[tau], offset);
-                        const double other_second = __shfl_xor_sync(0xffffffffu, second[tau], offset);
+                        const int other_top = __shfl_xor_sync(0xffffffffu, top[tau], offset);
+                        const int other_second = __shfl_xor_sync(0xffffffffu, second[tau], offset);
                         const int other_j = __shfl_xor_sync(0xffffffffu, top_j[tau], offset);
                         spread[tau] += __shfl_xor_sync(0xffffffffu, spread[tau], offset);
-                        second[tau] = fmax(fmax(second[tau], other_second), fmin(top[tau], other_top));
+                        second[tau] = max(max(second[tau], other_second), min(top[tau], other_top));
                         if (other_top > top[tau] || (other_top == top[tau] && other_j < top_j[tau])) {
                             top[tau] = other_top;
                             top_j[tau] = other_j;
                         }
                     }
                 /* Row base + l is tracker tau = l / 8's row g = l % 8, held by lane 4g. */
-                double my_top = 0.0, my_second = 0.0, my_spread = 0.0;
-                int my_j = 0;
+                double my_spread = 0.0;
+                int my_top = 0, my_second = 0, my_j = 0;
 #pragma unroll
                 for (int tau = 0; tau < 4; ++tau) {
                     const int from = 4 * (lane & 7);
-                    const double t_top = __shfl_sync(0xffffffffu, top[tau], from);
-                    const double t_second = __shfl_sync(0xffffffffu, second[tau], from);
+                    const int t_top = __shfl_sync(0xffffffffu, top[tau], from);
+                    const int t_second = __shfl_sync(0xffffffffu, second[tau], from);
                     const double t_spread = __shfl_sync(0xffffffffu, spread[tau], from);
                     const int t_j = __shfl_sync(0xffffffffu, top_j[tau], from);
                     if ((lane >> 3) == tau) {
@@ -679,8 +707,9 @@ __global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
                     }
                 }
                 const double reach = sqrt(my_spread) + reach_c;
-                decided = my_top - my_second > bound_scale * reach * reach;
+                decided = key_value(my_top) - key_value(my_second) > bound_scale * reach * reach;
                 label = my_j;
+
             }
             double x[PADDED];
 #pragma unroll
@@ -688,11 +717,11 @@ __global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
                 x[v] = (valid && v < n_vars) ? __ldg(args.d_data + row + args.n_obs * static_cast<uint64_t>(v)) : 0.0;
             if (!args.use_labels && valid) {
                 if (decided) {
-                    best = exact_distance<PADDED>(x, s_centroids + static_cast<size_t>(label) * PADDED);
+                    best = exact_distance<PADDED>(x, s_centroids + static_cast<size_t>(label) * kStride);
                 } else {
                     best = INFINITY;
                     for (int j = 0; j < k; ++j) {
-                        const double distance = exact_distance<PADDED>(x, s_centroids + static_cast<size_t>(j) * PADDED);
+                        const double distance = exact_distance<PADDED>(x, s_centroids + static_cast<size_t>(j) * kStride);
                         if (distance < best) {
                             best = distance;
                             label = j;
