@@ -138,10 +138,21 @@ __global__ void igmm_fit_kernel(FitArgs args)
                     }
                 }
                 double sum = 0.0;
+                if constexpr (K == 2) {
+                    /* One exp a value: the larger term's is 1, the other's
+                     * exp(smaller - larger) (the general loop's values, bit
+                     * for bit; a warp whose values differ in which is larger
+                     * took both exps there). */
+                    const double other = exp(fmin(row[0], row[1]) - largest);
+                    row[0] = top == 0 ? 1.0 : other;
+                    row[1] = top == 0 ? other : 1.0;
+                    sum = row[0] + row[1];
+                } else {
 #pragma unroll
-                for (int j = 0; j < K; ++j) {
-                    row[j] = j == top ? 1.0 : exp(row[j] - largest);
-                    sum += row[j];
+                    for (int j = 0; j < K; ++j) {
+                        row[j] = j == top ? 1.0 : exp(row[j] - largest);
+                        sum += row[j];
+                    }
                 }
                 const double inverse_sum = 1.0 / sum;
                 sums[0] += largest;
