@@ -11,35 +11,16 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
+#include "bench_timing.h"
 #include "methods/kmeans_screen.h"
 
 void dgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k, const double *alpha,
             const double *a, const int *lda, const double *b, const int *ldb, const double *beta, double *c,
             const int *ldc);
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int compare(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 #define REPEATS 201
 #define CALLS 200  /* tiles per timed repeat */
-
-static double median_of(double *values)
-{
-    qsort(values, REPEATS, sizeof *values, compare);
-    return values[REPEATS / 2];
-}
 
 int main(void)
 {
@@ -71,22 +52,22 @@ int main(void)
                 continue;
             screen.kernel = (sg_screen_kernel)kernel;
             for (int r = 0; r < REPEATS; ++r) {
-                double start = now();
+                double start = bench_now();
                 for (int c = 0; c < CALLS; ++c)
                     sg_kmeans_screen_rows(&screen, data, (size_t)rows, (size_t)rows, scratch, nearest, certain);
-                times[r] = (now() - start) / CALLS;
+                times[r] = (bench_now() - start) / CALLS;
             }
-            figures[kernel] = 1e6 * median_of(times);
+            figures[kernel] = 1e6 * bench_median(times, REPEATS);
         }
         int m = rows, n = (int)k, inner = (int)d;
         double alpha = -2.0, beta = 0.0;
         for (int r = 0; r < REPEATS; ++r) {
-            double start = now();
+            double start = bench_now();
             for (int c = 0; c < CALLS; ++c)
                 dgemm_("N", "N", &m, &n, &inner, &alpha, data, &m, centroids, &inner, &beta, product, &m);
-            times[r] = (now() - start) / CALLS;
+            times[r] = (bench_now() - start) / CALLS;
         }
-        figures[3] = 1e6 * median_of(times);
+        figures[3] = 1e6 * bench_median(times, REPEATS);
         printf("%6zu %4zu", d, k);
         for (int f = 0; f < 4; ++f) {
             if (figures[f] < 0)

@@ -4,13 +4,17 @@
  * the recomputed sum of squared distances, it never rises from one iteration
  * to the next), reproducibility (same seed, any thread count: same bits),
  * empty clusters, k-means++ and k-means|| on data with exactly k distinct
- * rows, progress and cancellation, and every bad input's status.
+ * rows, progress and cancellation, and every bad input's status. The data
+ * scan (sg_cpu_kmeans_scan, compiled in) is tested directly: its total sum of
+ * squares and mean variance against long double on data far from 0, and the
+ * first non-finite value it reports.
  *
  * With STATGPU_TEST_BACKEND=cuda the context asks for CUDA: every call must
  * then run on the GPU where CUDA is usable, and elsewhere on the CPU with the
  * backend report's note saying why. (tests/test_kmeans_cuda.c compares the
  * two backends.)
  */
+#include <float.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "internal.h"
 #include "statgpu.h"
 #include "test_support.h"
 #include "test_kmeans_lloyd.h"
@@ -847,6 +852,111 @@ static void test_bad_inputs_get_their_status(void **state)
 #undef EXPECT
 }
 
+/* ------------------------------------------------------------ data scan */
+
+/* kmeans_cpu.c, compiled in, asks the context whether a long pass was
+ * cancelled; the scan never does. */
+bool sg_progress_cancelled(statgpu_context *context, double fraction_done)
+{
+    (void)context;
+    (void)fraction_done;
+    return false;
+}
+
+static sg_kmeans_scan scan_data(const double *data, size_t n, size_t d, size_t k, int threads)
+{
+    sg_kmeans_problem problem = { data, n, d, n, k, threads };
+    sg_kmeans_workspace *workspace = sg_cpu_kmeans_workspace_create(&problem);
+    assert_non_null(workspace);
+    sg_kmeans_scan scan;
+    sg_cpu_kmeans_scan(&problem, workspace, &scan);
+    sg_cpu_kmeans_workspace_destroy(workspace);
+    return scan;
+}
+
+/* 600,001 rows (256 blocks of 2,344 rows, each in two chunks; the last of
+ * 2,281) of N(0, 1) on a grid of 2^-20, at offsets and scales where every
+ * value is exact: 1e9 + y, -1e6 + y, y / 2^10, and a constant column of 0.1.
+ * The sums of squares of the y alone, in long double around a corrected
+ * mean, are the reference: the scan must be within a few units in the last
+ * place (the two passes over the data it replaced were 8.5e-14 off here),
+ * with the same bits at 1, 2 and 3 threads, and the constant column alone
+ * must give 0 exactly. */
+static void test_scan_sums_of_squares(void **state)
+{
+    (void)state;
+    const size_t n = 600001, d = 4;
+    const double offsets[] = { 1e9, -1e6, 0.0, 0.1 }, scales[] = { 1.0, 1.0, 0x1p-10, 0.0 };
+    double *data = malloc(n * d * sizeof *data), *y = malloc(n * sizeof *y);
+    test_rng rng = { 2024 };
+    long double total = 0.0L, variance_sum = 0.0L;
+    double largest = 0.0;
+    for (size_t v = 0; v < d; ++v) {
+        long double sum = 0.0L;
+        for (size_t i = 0; i < n; ++i) {
+            y[i] = scales[v] * (nearbyint(test_rng_normal(&rng) * 0x1p20) * 0x1p-20);
+            data[i + n * v] = offsets[v] + y[i];
+            largest = fmax(largest, fabs(data[i + n * v]));
+            sum += y[i];
+        }
+        long double mean = sum / n, shift = 0.0L, squares = 0.0L;
+        for (size_t i = 0; i < n; ++i) {
+            long double deviation = y[i] - mean;
+            shift += deviation;
+            squares += deviation * deviation;
+        }
+        squares -= shift * shift / n;
+        total += squares;
+        variance_sum += squares / n;
+    }
+    long double mean_variance = variance_sum / d;
+    sg_kmeans_scan scan = scan_data(data, n, d, 2, 1);
+    print_message("scan: total_ss %.3Lg, mean_variance %.3Lg relative to long double\n",
+                  (scan.total_ss - total) / total, (scan.mean_variance - mean_variance) / mean_variance);
+    assert_true(scan.finite);
+    assert_true(scan.max_abs == largest);
+    assert_true(fabsl(scan.total_ss - total) <= 4 * DBL_EPSILON * total);
+    assert_true(fabsl(scan.mean_variance - mean_variance) <= 4 * DBL_EPSILON * mean_variance);
+    for (int threads = 2; threads <= 3; ++threads) {
+        sg_kmeans_scan other = scan_data(data, n, d, 2, threads);
+        assert_bits_equal(other.total_ss, scan.total_ss);
+        assert_bits_equal(other.mean_variance, scan.mean_variance);
+        assert_true(other.max_abs == scan.max_abs);
+    }
+    sg_kmeans_scan constant = scan_data(data + n * 3, n, 1, 2, 2);
+    assert_true(constant.total_ss == 0.0 && constant.mean_variance == 0.0);
+    free(y);
+    free(data);
+}
+
+/* The first non-finite value is the lowest row's, then the lowest
+ * variable's, wherever the blocks and chunks fall; its kind is reported. */
+static void test_scan_finds_the_first_non_finite_value(void **state)
+{
+    (void)state;
+    const size_t n = 600001, d = 3;
+    double *data = make_blobs(n, d, n, 3, 2.0, 5);
+    data[400000 + n * 0] = NAN;
+    data[399999 + n * 2] = -INFINITY;
+    data[399999 + n * 1] = INFINITY;
+    data[500000 + n * 0] = NAN;
+    for (int threads = 1; threads <= 2; ++threads) {
+        sg_kmeans_scan scan = scan_data(data, n, d, 2, threads);
+        assert_false(scan.finite);
+        assert_int_equal(scan.bad_row, 399999);
+        assert_int_equal(scan.bad_var, 1);
+        assert_false(scan.first_bad_is_nan);
+        assert_true(scan.total_ss == 0.0 && scan.mean_variance == 0.0);
+    }
+    data[399999 + n * 1] = 0.0;
+    data[399999 + n * 2] = 0.0;
+    sg_kmeans_scan scan = scan_data(data, n, d, 2, 2);
+    assert_int_equal(scan.bad_row, 400000);
+    assert_int_equal(scan.bad_var, 0);
+    assert_true(scan.first_bad_is_nan);
+    free(data);
+}
+
 static void test_params_defaults(void **state)
 {
     (void)state;
@@ -897,6 +1007,8 @@ int main(void)
         cmocka_unit_test(test_progress_and_cancellation),
         cmocka_unit_test(test_backend_report_says_cpu),
         cmocka_unit_test(test_bad_inputs_get_their_status),
+        cmocka_unit_test(test_scan_sums_of_squares),
+        cmocka_unit_test(test_scan_finds_the_first_non_finite_value),
         cmocka_unit_test(test_params_defaults),
     };
     return cmocka_run_group_tests_name(
