@@ -69,7 +69,11 @@ BLOCK_SETS = 1000      # data sets generated from one seed
 PROBE_SETS = 4
 # name: (data sets, observations per data set, k, starts)
 CASES = {"a": (100, 2000, 2, 1), "b": (40_000, 2000, 2, 10)}
-TARGETS = {"a": "statgpu CPU >= 100x R", "b": "statgpu CPU >= 100x R; statgpu CUDA <= 1 s"}
+TARGETS = {"a": "statgpu CPU >= 100x R; statgpu CUDA <= 5 ms",
+           "b": "statgpu CPU >= 100x R; statgpu CUDA <= 1 s in the engine's shape"}
+# The GPU's bound per case, judged on the engine's own shape where the case has
+# one (case b: one call, every start at once), else on the given starts' calls.
+GPU_BOUND = {"a": 0.005, "b": 1.0}
 R_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "igmm_reference.R")
 
 
@@ -347,8 +351,15 @@ def summary(case, measured):
         extrapolated = "; from extrapolated times" if min(cpu["fits"], r["fits"]) < cpu["case_fits"] else ""
         parts.append(f"statgpu CPU is {cpu['r_ratio']:,.1f}x R ({'met' if cpu['r_ratio'] >= 100 else 'missed'}"
                      f"{extrapolated})")
+    one_call = next((row for peer, row in measured.items()
+                     if peer.startswith("statgpu CUDA, ") and peer.endswith(" in one call")), None)
     if gpu:
-        parts.append(f"statgpu CUDA {gpu['whole_seconds']:.3f} s for the whole case")
+        parts.append(f"statgpu CUDA {gpu['whole_seconds']:.3f} s for the whole case"
+                     + (" from the given starts, a call per start" if one_call else
+                        f" ({'met' if gpu['whole_seconds'] <= GPU_BOUND[case] else 'missed'})"))
+    if one_call:
+        parts.append(f"in the engine's shape (one call, every start at once) {one_call['whole_seconds']:.3f} s "
+                     f"({'met' if one_call['whole_seconds'] <= GPU_BOUND[case] else 'missed'})")
     return f"- case {case}: " + "; ".join(parts) + f" (target: {TARGETS[case]})" if parts else None
 
 
