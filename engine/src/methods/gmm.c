@@ -17,6 +17,7 @@
 #include "core/pool.h"
 #include "core/threads.h"
 #include "core/matrix.h"
+#include "methods/gmm_estep.h"
 
 #include <float.h>
 #include <math.h>
@@ -58,11 +59,12 @@ typedef struct sg_gmm_fit {
     size_t                 regularised;
     sg_gmm_device         *device;     /* the data on the GPU, or NULL: the CPU's passes */
     bool                   keep_resp;  /* the CPU's E-step writes resp (the final one) */
-    double                *log_weights;/* k: log of the model's weights, for the CPU's E-step */
     double                *moments;    /* the E-step's products (k d^2) */
-    double                *log_norm;   /* device: k */
+    double                *log_norm;   /* k: log w_j + log det U_j - d log(2 pi) / 2 (CPU and device) */
     double                *factors;    /* device: tied's and spherical's factors, one per component */
     statgpu_cuda_status    device_status;
+    sg_gmm_estep_kernel   *e_kernel;   /* the CPU's E-step for this processor */
+    double                *e_scratch;  /* threads x sg_gmm_estep_scratch_count */
 } sg_gmm_fit;
 
 static size_t sg_gmm_cov_count(statgpu_gmm_covariance type, size_t k, size_t d)
@@ -93,104 +95,27 @@ static void sg_gmm_block_range(const sg_gmm_fit *fit, size_t b, size_t *begin, s
 
 /* ------------------------------------------------------------ the E-step */
 
-/* log N(x_i | component j) + log w_j. */
-static double sg_gmm_log_weighted(const sg_gmm_fit *fit, size_t i, size_t j, double *centred)
-{
-    const size_t d = fit->d, k = fit->k;
-    const sg_gmm_model *m = &fit->model;
-    for (size_t v = 0; v < d; ++v)
-        centred[v] = fit->data[i + fit->ld * v] - m->means[j + k * v];
-    double quadratic = 0.0;
-    switch (fit->type) {
-    case STATGPU_GMM_FULL:
-    case STATGPU_GMM_TIED: {
-        const double *factor = m->prec_chol + (fit->type == STATGPU_GMM_FULL ? j * d * d : 0);
-        for (size_t c = 0; c < d; ++c) {  /* the factor is upper triangular: rows 0..c of column c */
-            double y = 0.0;
-            for (size_t r = 0; r <= c; ++r)
-                y += centred[r] * factor[r + d * c];
-            quadratic += y * y;
-        }
-        break;
-    }
-    case STATGPU_GMM_DIAG:
-        for (size_t v = 0; v < d; ++v) {
-            double y = centred[v] * m->prec_chol[j + k * v];
-            quadratic += y * y;
-        }
-        break;
-    case STATGPU_GMM_SPHERICAL: {
-        double squares = 0.0;
-        for (size_t v = 0; v < d; ++v)
-            squares += centred[v] * centred[v];
-        quadratic = squares * m->prec_chol[j] * m->prec_chol[j];
-        break;
-    }
-    }
-    return -0.5 * ((double)d * SG_GMM_LOG_2PI + quadratic) + m->log_det[j] + fit->log_weights[j];
-}
-
-/* Per block: responsibilities and row log-likelihoods of its rows; partial
- * sums of the log-likelihood, of nk, of r (x - mean_j) and of the products
- * r (x - mean_j)(x - mean_j)^T (full and tied: upper triangles of d x d
- * blocks; diag and spherical: the squares), around the means this E-step
- * uses: the M-step moves them to the new means (sg_gmm_m_step_moments), so
- * one pass over the data makes an iteration. */
+/* Per block: responsibilities (kept when fit->keep_resp) and row
+ * log-likelihoods of its rows; partial sums of the log-likelihood, of nk, of
+ * r (x - mean_j) and of the products r (x - mean_j)(x - mean_j)^T (full and
+ * tied: upper triangles of d x d blocks; diag and spherical: the squares),
+ * around the means this E-step uses: the M-step moves them to the new means
+ * (sg_gmm_m_step_moments), so one pass over the data makes an iteration.
+ * The rows go through gmm_estep.c's kernel in chunks. */
 static void sg_gmm_e_block(void *context, size_t b, int slot)
 {
-    (void)slot;
     sg_gmm_fit *fit = context;
-    const size_t d = fit->d, k = fit->k, n = fit->n;
+    const size_t d = fit->d, k = fit->k;
     const sg_gmm_model *m = &fit->model;
     bool products = fit->type == STATGPU_GMM_FULL || fit->type == STATGPU_GMM_TIED;
-    size_t per_component = products ? d * d : d;
     double *partial = fit->partials + b * fit->stride;
-    double *first = partial + 1 + k, *second = first + k * d;
-    memset(partial, 0, (1 + k + k * d + k * per_component) * sizeof *partial);
-    double centred[SG_GMM_MAX_VARS], log_buffer[SG_GMM_MAX_K];
+    memset(partial, 0, (1 + k + k * d + k * (products ? d * d : d)) * sizeof *partial);
+    const sg_gmm_estep_model model = { d, k, fit->type, m->means, m->prec_chol, fit->log_norm };
+    const sg_gmm_estep_out out = { fit->keep_resp ? fit->resp : NULL, fit->n, fit->row_ll, partial };
     size_t begin, end;
     sg_gmm_block_range(fit, b, &begin, &end);
-    for (size_t i = begin; i < end; ++i) {
-        double largest = -INFINITY;
-        for (size_t j = 0; j < k; ++j) {
-            log_buffer[j] = sg_gmm_log_weighted(fit, i, j, centred);
-            if (log_buffer[j] > largest)
-                largest = log_buffer[j];
-        }
-        /* One exp per component: r_j = exp(lp_j - largest) / sum (measured:
-         * exp was 16% of the CPU's EM with a second exp(lp_j - lse)). */
-        double sum = 0.0;
-        for (size_t j = 0; j < k; ++j) {
-            log_buffer[j] = exp(log_buffer[j] - largest);
-            sum += log_buffer[j];
-        }
-        double lse = largest + log(sum), inverse = 1.0 / sum;
-        fit->row_ll[i] = lse;
-        partial[0] += lse;
-        for (size_t j = 0; j < k; ++j) {
-            double r = log_buffer[j] * inverse;
-            if (fit->keep_resp)
-                fit->resp[i + n * j] = r;
-            partial[1 + j] += r;
-            if (r == 0.0)
-                continue;
-            for (size_t v = 0; v < d; ++v) {
-                centred[v] = fit->data[i + fit->ld * v] - m->means[j + k * v];
-                first[j + k * v] += r * centred[v];
-            }
-            double *out = second + j * per_component;
-            if (products) {
-                for (size_t col = 0; col < d; ++col) {
-                    double w = r * centred[col];
-                    for (size_t row = 0; row <= col; ++row)
-                        out[row + d * col] += w * centred[row];
-                }
-            } else {
-                for (size_t v = 0; v < d; ++v)
-                    out[v] += r * centred[v] * centred[v];
-            }
-        }
-    }
+    fit->e_kernel(&model, fit->data, fit->ld, begin, end, &out,
+                  fit->e_scratch + (size_t)slot * sg_gmm_estep_scratch_count(d, k));
 }
 
 /* The E-step: responsibilities (when fit->keep_resp), row log-likelihoods;
@@ -202,8 +127,8 @@ static double sg_gmm_e_step(sg_gmm_fit *fit, double *sums, double *moments)
     const size_t k = fit->k, d = fit->d;
     bool products = fit->type == STATGPU_GMM_FULL || fit->type == STATGPU_GMM_TIED;
     size_t per_component = products ? d * d : d;
-    for (size_t j = 0; j < k; ++j)
-        fit->log_weights[j] = log(fit->model.weights[j]);
+    for (size_t j = 0; j < k; ++j)  /* as sg_gmm_device_model's */
+        fit->log_norm[j] = log(fit->model.weights[j]) + fit->model.log_det[j] - 0.5 * (double)d * SG_GMM_LOG_2PI;
     sg_parallel_for(fit->threads, fit->blocks, sg_gmm_e_block, fit);
     double total = 0.0;
     memset(sums, 0, (k + k * d) * sizeof *sums);
@@ -1006,8 +931,8 @@ static statgpu_status sg_gmm_fit_data(statgpu_context *context, const double *da
     size_t stride = 1 + k + k * d + k * (products ? d * d : d);
     sg_gmm_fit fit = { data, n, d, ld, k, chosen.covariance, chosen.reg_covar,
                        sg_threads_for(context->cpu_thread_count, blocks, (double)n * (double)k * (double)d * (double)d),
-                       blocks, NULL, NULL, NULL, stride, { 0 }, 0, device, false, NULL, NULL, NULL, NULL,
-                       STATGPU_CUDA_OK };
+                       blocks, NULL, NULL, NULL, stride, { 0 }, 0, device, false, NULL, NULL, NULL,
+                       STATGPU_CUDA_OK, sg_gmm_estep_best_kernel(), NULL };
     sg_gmm_model best = { 0 };
     sg_gmm_slot *slots = NULL;
     size_t slot_count = 0;
@@ -1017,13 +942,13 @@ static statgpu_status sg_gmm_fit_data(statgpu_context *context, const double *da
     fit.row_ll = malloc(n * sizeof *fit.row_ll);
     fit.partials = malloc(blocks * stride * sizeof *fit.partials);
     fit.moments = malloc(k * d * d * sizeof *fit.moments);
-    fit.log_weights = malloc(k * sizeof *fit.log_weights);
-    if (device != NULL) {
+    fit.log_norm = malloc(k * sizeof *fit.log_norm);
+    fit.e_scratch = malloc((size_t)(fit.threads > 1 ? fit.threads : 1) * sg_gmm_estep_scratch_count(d, k)
+                           * sizeof *fit.e_scratch);
+    if (device != NULL)
         fit.factors = malloc(k * d * d * sizeof *fit.factors);
-        fit.log_norm = malloc(k * sizeof *fit.log_norm);
-    }
     if (result == NULL || sums == NULL || fit.resp == NULL || fit.row_ll == NULL || fit.partials == NULL
-        || fit.moments == NULL || fit.log_weights == NULL || (device != NULL && (fit.factors == NULL || fit.log_norm == NULL))
+        || fit.moments == NULL || fit.log_norm == NULL || fit.e_scratch == NULL || (device != NULL && fit.factors == NULL)
         || !sg_gmm_model_alloc(&fit.model, chosen.covariance, k, d)
         || !sg_gmm_model_alloc(&best, chosen.covariance, k, d)) {
         status = sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate GMM work space for %zu x %zu "
@@ -1190,7 +1115,7 @@ done:
         sg_gmm_slot_free(&slots[s]);
     free(slots);
     free(fit.moments);
-    free(fit.log_weights);
+    free(fit.e_scratch);
     free(fit.factors);
     free(fit.log_norm);
     free(sums);
