@@ -18,7 +18,9 @@
  *
  * Robustness: a component collapsed on one point, duplicate rows, a constant
  * column, more variables than a component has rows: the fit returns finite
- * parameters and counts its repairs. The same bits at 1, 2 and 3 threads;
+ * parameters and counts its repairs. The CPU's E-step in chunks (gmm_estep.c)
+ * against a naive one in long double, every covariance type, part chunks and
+ * a component no row reaches. The same bits at 1, 2 and 3 threads;
  * k-means starts and restarts; every bad argument; the result tables.
  *
  * With STATGPU_TEST_BACKEND=cuda (ctest's reference_gmm_cuda) the same tests
@@ -36,6 +38,7 @@
 #include "test_reference_csv.h"
 #include "test_support.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -148,6 +151,22 @@ static void check_close_array(const char *what, const double *got, const double 
             fail_msg("%s[%zu]: statgpu %.17g, scikit-learn %.17g", what, e, got[e], expected[e]);
 }
 
+/* Default parameters with the given start and tolerance 0 (a fixed number
+ * of iterations). */
+static statgpu_gmm_params given_start(statgpu_gmm_covariance type, const double *weights, const double *means,
+                                      const double *precisions)
+{
+    statgpu_gmm_params params;
+    statgpu_gmm_params_init(&params);
+    params.covariance = type;
+    params.init = STATGPU_GMM_INIT_GIVEN;
+    params.initial_weights = weights;
+    params.initial_means = means;
+    params.initial_precisions = precisions;
+    params.tolerance = 0.0;
+    return params;
+}
+
 static void check_reference_case(const char *data_name, size_t k, statgpu_gmm_covariance type)
 {
     size_t n, d;
@@ -165,14 +184,7 @@ static void check_reference_case(const char *data_name, size_t k, statgpu_gmm_co
     to_engine_layout(type, precisions_sk, k, d, precisions, 0);
     size_t iterations = reference_values(case_name, "bounds", bounds);
 
-    statgpu_gmm_params params;
-    statgpu_gmm_params_init(&params);
-    params.covariance = type;
-    params.init = STATGPU_GMM_INIT_GIVEN;
-    params.initial_weights = weights;
-    params.initial_means = means;
-    params.initial_precisions = precisions;
-    params.tolerance = 0.0;
+    statgpu_gmm_params params = given_start(type, weights, means, precisions);
     double previous = -INFINITY;
     for (size_t t = 1; t <= iterations; ++t) {
         params.max_iterations = t;
@@ -437,6 +449,175 @@ static void test_threads_and_restarts(void **state)
     statgpu_gmm_result_destroy(best);
     statgpu_gmm_result_destroy(first);
     free(data);
+}
+
+/* A naive E-step in long double, a row at a time: log w_j + log det U_j -
+ * d log(2 pi) / 2 - |U_j^T (x - mean_j)|^2 / 2 per component, with U_j the
+ * precision factor (full and tied upper triangular, n_vars x n_vars blocks;
+ * diag k x n_vars; spherical k), the responsibilities into resp (n x k)
+ * and each row's log-likelihood into row_ll. */
+static void naive_e_step(statgpu_gmm_covariance type, const double *data, size_t n, size_t d, size_t k,
+                         const double *weights, const double *means, const double *factors, double *resp,
+                         double *row_ll)
+{
+    long double log_terms[8];
+    for (size_t i = 0; i < n; ++i) {
+        long double largest = -INFINITY;
+        for (size_t j = 0; j < k; ++j) {
+            long double quadratic = 0.0L, log_det = 0.0L;
+            for (size_t c = 0; c < d; ++c) {
+                long double y = 0.0L, u_cc;
+                if (type == STATGPU_GMM_FULL || type == STATGPU_GMM_TIED) {
+                    const double *u = factors + (type == STATGPU_GMM_FULL ? j * d * d : 0);
+                    for (size_t r = 0; r <= c; ++r)
+                        y += (long double)u[r + d * c] * ((long double)data[i + n * r] - means[j + k * r]);
+                    u_cc = u[c + d * c];
+                } else {
+                    u_cc = type == STATGPU_GMM_DIAG ? factors[j + k * c] : factors[j];
+                    y = u_cc * ((long double)data[i + n * c] - means[j + k * c]);
+                }
+                quadratic += y * y;
+                log_det += logl(u_cc);
+            }
+            log_terms[j] = logl(weights[j]) + log_det - 0.5L * (long double)d * logl(2.0L * 3.14159265358979323846264338327950288L)
+                           - 0.5L * quadratic;
+            largest = log_terms[j] > largest ? log_terms[j] : largest;
+        }
+        long double sum = 0.0L;
+        for (size_t j = 0; j < k; ++j)
+            sum += expl(log_terms[j] - largest);
+        row_ll[i] = (double)(largest + logl(sum));
+        for (size_t j = 0; j < k; ++j)
+            resp[i + n * j] = (double)(expl(log_terms[j] - largest) / sum);
+    }
+}
+
+/* The E-step's chunks (gmm_estep.c: 32 rows, the last filled up) and blocks
+ * (4096 rows): 4141 rows, so two blocks and a part chunk, every covariance
+ * type, n_vars 1, 3, 9 and 17 (more than a tile of the quadratic forms),
+ * k 1 to 5, one component far from every row (its responsibilities 0, the
+ * exps clamped). One iteration from given parameters: the lower bound
+ * against a naive E-step's mean log-likelihood, weights, means and
+ * covariances against the naive M-step of its responsibilities; the final
+ * E-step's responsibilities and row log-likelihoods against the naive
+ * E-step of the returned parameters. */
+static void test_e_step_chunks(void **state)
+{
+    (void)state;
+    TEST_SKIP_IF(g_skip_reason);
+    enum { n = 4141, most_vars = 17, most_k = 5 };
+    static const size_t shapes[][2] = { { 1, 1 }, { 3, 4 }, { 9, 5 }, { 17, 3 }, { 1, 4 } };
+    static const statgpu_gmm_covariance types[] = { STATGPU_GMM_FULL, STATGPU_GMM_TIED, STATGPU_GMM_DIAG,
+                                                    STATGPU_GMM_SPHERICAL };
+    double *data = malloc(n * most_vars * sizeof *data);
+    double *resp = malloc(n * most_k * sizeof *resp), *row_ll = malloc(n * sizeof *row_ll);
+    double weights[most_k], means[most_k * most_vars], expected[most_k * most_vars * most_vars];
+    double factors[most_k * most_vars * most_vars], precisions[most_k * most_vars * most_vars];
+    test_rng rng = { 23 };
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
+        const size_t d = shapes[s][0], k = shapes[s][1];
+        for (size_t i = 0; i < n; ++i)
+            for (size_t v = 0; v < d; ++v)
+                data[i + n * v] = 100.0 + 3.0 * (double)(i % 3) * (double)(v % 2 ? -1 : 1) + test_rng_normal(&rng);
+        for (size_t j = 0; j < k; ++j) {
+            weights[j] = 1.0 / (double)k;
+            for (size_t v = 0; v < d; ++v)  /* a row's values; the last of four or more components far off */
+                means[j + k * v] = data[(j * 997) % n + n * v] + (k >= 4 && j == k - 1 ? 60.0 : 0.0);
+        }
+        for (size_t t = 0; t < sizeof types / sizeof types[0]; ++t) {
+            const statgpu_gmm_covariance type = types[t];
+            const size_t blocks = type == STATGPU_GMM_FULL ? k : 1;
+            /* factors U (upper triangular, off-diagonal terms up to 0.1), precisions U U^T */
+            memset(factors, 0, sizeof factors);
+            memset(precisions, 0, sizeof precisions);
+            if (type == STATGPU_GMM_FULL || type == STATGPU_GMM_TIED) {
+                for (size_t j = 0; j < blocks; ++j) {
+                    double *u = factors + j * d * d, *p = precisions + j * d * d;
+                    for (size_t c = 0; c < d; ++c)
+                        for (size_t r = 0; r <= c; ++r)
+                            u[r + d * c] = r == c ? 0.8 + 0.1 * (double)((j + c) % 3)
+                                                  : 0.05 * (double)((int)((r + 2 * c + j) % 5) - 2);
+                    for (size_t c = 0; c < d; ++c)
+                        for (size_t r = 0; r < d; ++r)
+                            for (size_t q = r > c ? r : c; q < d; ++q)
+                                p[r + d * c] += u[r + d * q] * u[c + d * q];
+                }
+            } else {
+                const size_t count = type == STATGPU_GMM_DIAG ? k * d : k;
+                for (size_t e = 0; e < count; ++e) {
+                    factors[e] = 0.8 + 0.1 * (double)(e % 3);
+                    precisions[e] = factors[e] * factors[e];
+                }
+            }
+            statgpu_gmm_params params = given_start(type, weights, means, precisions);
+            params.max_iterations = 1;
+            statgpu_gmm_result *r = NULL;
+            if (statgpu_gmm(g_context, data, n, d, n, k, &params, &r) != STATGPU_OK)
+                fail_msg("d = %zu, k = %zu, type %d: %s", d, k, (int)type, statgpu_context_last_error(g_context));
+            char what[96];
+            snprintf(what, sizeof what, "d = %zu, k = %zu, type %d", d, k, (int)type);
+
+            /* the iteration: its E-step of the given parameters, its M-step */
+            naive_e_step(type, data, n, d, k, weights, means, factors, resp, row_ll);
+            long double total = 0.0L, nk[most_k], nk_total = 0.0L;
+            for (size_t i = 0; i < n; ++i)
+                total += row_ll[i];
+            if (!close_to(r->lower_bound, (double)(total / n), 1e-12, 0.0))
+                fail_msg("%s: lower bound %.17g, naive %.17g", what, r->lower_bound, (double)(total / n));
+            for (size_t j = 0; j < k; ++j) {
+                nk[j] = 10.0L * DBL_EPSILON;
+                for (size_t i = 0; i < n; ++i)
+                    nk[j] += resp[i + n * j];
+                nk_total += nk[j];
+            }
+            for (size_t j = 0; j < k; ++j)
+                expected[j] = (double)(nk[j] / nk_total);
+            check_close_array(what, r->weights, expected, k, 1e-12);
+            for (size_t j = 0; j < k; ++j)
+                for (size_t v = 0; v < d; ++v) {
+                    long double sum = 0.0L;
+                    for (size_t i = 0; i < n; ++i)
+                        sum += (long double)resp[i + n * j] * data[i + n * v];
+                    expected[j + k * v] = (double)(sum / nk[j]);
+                }
+            check_close_array(what, r->means, expected, k * d, 1e-12);
+            const double *new_means = r->means;
+            size_t count = type == STATGPU_GMM_FULL ? k * d * d : type == STATGPU_GMM_TIED ? d * d
+                           : type == STATGPU_GMM_DIAG ? k * d : k;
+            for (size_t e = 0; e < count; ++e)
+                expected[e] = 0.0;
+            for (size_t j = 0; j < k; ++j)
+                for (size_t c = 0; c < d; ++c)
+                    for (size_t q = 0; q < d; ++q) {
+                        if (type != STATGPU_GMM_FULL && type != STATGPU_GMM_TIED && q != c)
+                            continue;
+                        long double sum = 0.0L;
+                        for (size_t i = 0; i < n; ++i)
+                            sum += (long double)resp[i + n * j] * (data[i + n * c] - (long double)new_means[j + k * c])
+                                   * (data[i + n * q] - (long double)new_means[j + k * q]);
+                        if (type == STATGPU_GMM_FULL)
+                            expected[j * d * d + q + d * c] = (double)(sum / nk[j]) + (q == c ? params.reg_covar : 0.0);
+                        else if (type == STATGPU_GMM_TIED)
+                            expected[q + d * c] += (double)(sum / nk_total) + (q == c && j == 0 ? params.reg_covar : 0.0);
+                        else if (type == STATGPU_GMM_DIAG)
+                            expected[j + k * c] = (double)(sum / nk[j]) + params.reg_covar;
+                        else
+                            expected[j] += ((double)(sum / nk[j]) + params.reg_covar) / (double)d;
+                    }
+            check_close_array(what, r->covariances, expected, count, 1e-9);
+
+            /* the final E-step, of the returned parameters */
+            naive_e_step(type, data, n, d, k, r->weights, r->means, r->precisions_cholesky, resp, row_ll);
+            check_close_array(what, r->row_log_likelihood, row_ll, n, 1e-12);
+            for (size_t e = 0; e < n * k; ++e)
+                if (fabs(r->responsibilities[e] - resp[e]) > 1e-12)
+                    fail_msg("%s: responsibility %zu %.17g, naive %.17g", what, e, r->responsibilities[e], resp[e]);
+            statgpu_gmm_result_destroy(r);
+        }
+    }
+    free(data);
+    free(resp);
+    free(row_ll);
 }
 
 /* The data's scan runs on blocks of rows in parallel: the value it reports is
@@ -925,6 +1106,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_degenerate_data),
         cmocka_unit_test(test_first_bad_value),
         cmocka_unit_test(test_threads_and_restarts),
+        cmocka_unit_test(test_e_step_chunks),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_result_tables),
         cmocka_unit_test(test_model_selection),
