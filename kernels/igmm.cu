@@ -2,10 +2,10 @@
  * igmm.cu: mixtures of inverse Gaussians by EM for many data sets at once
  * (cuda_module.h's igmm table), every (data set, start) pair in one launch.
  *
- * A block per data set: its values, -3/2 log x and 1/x go to shared memory
- * once (where they fit; longer data sets read their values from global
- * memory and take the two terms afresh each pass), and the block's threads
- * run its starts one after another: per EM iteration one pass over the
+ * A block per data set up to kMostSharedValues values: its values, -3/2
+ * log x and 1/x go to shared memory once, and the block's threads run its
+ * starts one after another (longer data sets take the grid path below,
+ * spread over the whole GPU): per EM iteration one pass over the
  * values (a value per thread in turn) computes the responsibilities, the
  * log-likelihood and the M-step's sums (sum w, sum w x, sum w / x per
  * component) together; each warp's sums are reduced by a butterfly of
@@ -60,53 +60,212 @@ struct FitArgs {
     double tolerance;
     statgpu_cuda_igmm_component *components;
     statgpu_cuda_igmm_fit *fits;
-    size_t shared_values;          /* values a block's shared memory holds */
+    size_t shared_values;          /* values a block's shared memory holds; longer sets take the grid path */
 };
 
+/* A start's model as the E-step uses it: per component mu, log alpha +
+ * log lambda / 2 - log(2 pi) / 2, and lambda / (2 mu^2). */
+template <int K>
+struct Model {
+    double mu[K], offset[K], scale[K];
+};
+
+template <int K>
+__device__ __forceinline__ Model<K> model_of(const double (&alpha)[K], const double (&mu)[K],
+                                             const double (&lambda)[K])
+{
+    Model<K> model;
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+        model.mu[j] = mu[j];
+        model.offset[j] = log(alpha[j]) + 0.5 * (log(lambda[j]) - kLog2Pi);
+        model.scale[j] = lambda[j] / (2.0 * mu[j] * mu[j]);
+    }
+    return model;
+}
+
+/* One value's part of an E-step (the value, its -3/2 log x and 1 / x): its
+ * largest log term to sums[0], the sum of its terms' exps (relative to the
+ * largest) into the thread's product, whose log goes to sums[0] once per
+ * kLogBatch values, and its responsibilities' w, w x and w / x per
+ * component to sums[1 ...]. */
+template <int K>
+__device__ __forceinline__ void add_value(const Model<K> &model, double xi, double term, double inv,
+                                          double (&sums)[3 * K + 1], double &product, int &in_product)
+{
+    double row[K];
+    double largest = -INFINITY;
+    int top = 0;
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+        const double difference = xi - model.mu[j];
+        row[j] = model.offset[j] + term - model.scale[j] * difference * difference * inv;
+        if (row[j] > largest) {
+            largest = row[j];
+            top = j;
+        }
+    }
+    double sum = 0.0;
+    if constexpr (K == 2) {
+        /* One exp a value: the larger term's is 1, the other's
+         * exp(smaller - larger) (the general loop's values, bit for bit; a
+         * warp whose values differ in which is larger took both exps there). */
+        const double other = exp(fmin(row[0], row[1]) - largest);
+        row[0] = top == 0 ? 1.0 : other;
+        row[1] = top == 0 ? other : 1.0;
+        sum = row[0] + row[1];
+    } else {
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+            row[j] = j == top ? 1.0 : exp(row[j] - largest);
+            sum += row[j];
+        }
+    }
+    const double inverse_sum = 1.0 / sum;
+    sums[0] += largest;
+    product *= sum;
+    if (++in_product == kLogBatch) {
+        sums[0] += log(product);
+        product = 1.0;
+        in_product = 0;
+    }
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+        const double r = row[j] * inverse_sum;
+        sums[1 + j] += r;
+        sums[1 + K + j] += r * xi;
+        sums[1 + 2 * K + j] += r * inv;
+    }
+}
+
+/* The block's sums in a fixed order: each warp's by a butterfly, then the
+ * warps' in warp order; every thread returns with the totals. partial holds
+ * warps x kSums doubles, totals kSums, both in shared memory. */
+template <int K>
+__device__ __forceinline__ void block_sums(double (&sums)[3 * K + 1], double *partial, double *totals)
+{
+    constexpr int kSums = 3 * K + 1;
+    const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, warps = blockDim.x / kWarp;
+#pragma unroll
+    for (int v = 0; v < kSums; ++v) {
+        const double value = warp_sum(sums[v]);
+        if (lane == 0)
+            partial[warp * kSums + v] = value;
+    }
+    __syncthreads();
+    if (threadIdx.x < kSums) {
+        double total = 0.0;
+        for (int w = 0; w < warps; ++w)
+            total += partial[w * kSums + threadIdx.x];
+        totals[threadIdx.x] = total;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int v = 0; v < kSums; ++v)
+        sums[v] = totals[v];
+    __syncthreads();  /* totals and partial are written again next pass */
+}
+
+/* The exact M-step from an E-step's sums (engine/src/methods/igmm.c's):
+ * false, with the parameters unchanged, where a component would need
+ * re-seeding. */
+template <int K>
+__device__ __forceinline__ bool m_step(const double (&sums)[3 * K + 1], double (&alpha)[K], double (&mu)[K],
+                                       double (&lambda)[K])
+{
+    double weight_total = 0.0, next_alpha[K], next_mu[K], next_lambda[K];
+    bool valid = true;
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+        const double wj = sums[1 + j], wxj = sums[1 + K + j], woj = sums[1 + 2 * K + j];
+        const double m = wxj / wj, denominator = woj - wj / m, l = wj / denominator;
+        valid = valid && wj > 0.0 && isfinite(m) && m > 0.0 && denominator > 0.0 && isfinite(l) && l > 0.0;
+        next_alpha[j] = wj;
+        next_mu[j] = m;
+        next_lambda[j] = l;
+        weight_total += wj;
+    }
+    if (!valid)
+        return false;
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+        alpha[j] = next_alpha[j] / weight_total;
+        mu[j] = next_mu[j];
+        lambda[j] = next_lambda[j];
+    }
+    return true;
+}
+
+template <int K>
+__device__ __forceinline__ void load_start(const statgpu_cuda_igmm_component *component, double (&alpha)[K],
+                                           double (&mu)[K], double (&lambda)[K])
+{
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+        alpha[j] = component[j].alpha;
+        mu[j] = component[j].mu;
+        lambda[j] = component[j].lambda;
+    }
+}
+
+template <int K>
+__device__ __forceinline__ void store_start(statgpu_cuda_igmm_component *component, const double (&alpha)[K],
+                                            const double (&mu)[K], const double (&lambda)[K])
+{
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+        component[j].alpha = alpha[j];
+        component[j].mu = mu[j];
+        component[j].lambda = lambda[j];
+    }
+}
+
+__device__ __forceinline__ statgpu_cuda_igmm_fit fit_outcome(double log_likelihood, unsigned long long iteration,
+                                                             int converged, int needs_cpu)
+{
+    statgpu_cuda_igmm_fit outcome;
+    outcome.log_likelihood = log_likelihood;
+    outcome.iterations = static_cast<uint32_t>(iteration);
+    outcome.converged = static_cast<uint8_t>(converged);
+    outcome.needs_cpu = static_cast<uint8_t>(needs_cpu);
+    outcome.pad[0] = outcome.pad[1] = 0;
+    return outcome;
+}
+
+/* The data sets that fit in shared memory, a block each: its values, -3/2
+ * log x and 1 / x on chip, its starts one after another. */
 template <int K>
 __global__ void igmm_fit_kernel(FitArgs args)
 {
     extern __shared__ double shared[];
     constexpr int kSums = 3 * K + 1;  /* the log-likelihood, then w, w x and w / x per component */
     const int set = blockIdx.x;
-    if (!args.fitted[set])
-        return;
     const size_t n = args.lengths[set];
+    if (!args.fitted[set] || n > args.shared_values)
+        return;  /* not fitted, or a long set: the grid path's */
     const double *x_global = args.values + args.offsets[set];
-    const bool on_chip = n <= args.shared_values;
-    const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, warps = blockDim.x / kWarp;
+    const int warps = blockDim.x / kWarp;
     double *x = shared, *log_term = shared + args.shared_values, *inverse = shared + 2 * args.shared_values;
     double *partial = shared + 3 * args.shared_values;  /* warps x kSums */
     double *totals = partial + warps * kSums;           /* kSums */
-    if (on_chip) {
-        for (size_t i = threadIdx.x; i < n; i += blockDim.x) {
-            const double value = x_global[i];
-            x[i] = value;
-            log_term[i] = -1.5 * log(value);
-            inverse[i] = 1.0 / value;
-        }
+    for (size_t i = threadIdx.x; i < n; i += blockDim.x) {
+        const double value = x_global[i];
+        x[i] = value;
+        log_term[i] = -1.5 * log(value);
+        inverse[i] = 1.0 / value;
     }
     __syncthreads();
     for (int start = 0; start < args.start_count; ++start) {
         const size_t task = size_t(set) * args.start_count + start;
         statgpu_cuda_igmm_component *component = args.components + task * K;
         double alpha[K], mu[K], lambda[K];
-#pragma unroll
-        for (int j = 0; j < K; ++j) {
-            alpha[j] = component[j].alpha;
-            mu[j] = component[j].mu;
-            lambda[j] = component[j].lambda;
-        }
+        load_start<K>(component, alpha, mu, lambda);
         double previous = -INFINITY, log_likelihood = 0.0;
         unsigned long long iteration = 0;
         int converged = 0, needs_cpu = 0;
         for (;;) {
-            double offset[K], scale[K], sums[kSums];
-#pragma unroll
-            for (int j = 0; j < K; ++j) {
-                offset[j] = log(alpha[j]) + 0.5 * (log(lambda[j]) - kLog2Pi);
-                scale[j] = lambda[j] / (2.0 * mu[j] * mu[j]);
-            }
+            const Model<K> model = model_of<K>(alpha, mu, lambda);
+            double sums[kSums];
 #pragma unroll
             for (int v = 0; v < kSums; ++v)
                 sums[v] = 0.0;
@@ -114,83 +273,10 @@ __global__ void igmm_fit_kernel(FitArgs args)
              * their products, once per kLogBatch values, as the CPU does. */
             double product = 1.0;
             int in_product = 0;
-            for (size_t i = threadIdx.x; i < n; i += blockDim.x) {
-                double xi, term, inv;
-                if (on_chip) {
-                    xi = x[i];
-                    term = log_term[i];
-                    inv = inverse[i];
-                } else {
-                    xi = x_global[i];
-                    term = -1.5 * log(xi);
-                    inv = 1.0 / xi;
-                }
-                double row[K];
-                double largest = -INFINITY;
-                int top = 0;
-#pragma unroll
-                for (int j = 0; j < K; ++j) {
-                    const double difference = xi - mu[j];
-                    row[j] = offset[j] + term - scale[j] * difference * difference * inv;
-                    if (row[j] > largest) {
-                        largest = row[j];
-                        top = j;
-                    }
-                }
-                double sum = 0.0;
-                if constexpr (K == 2) {
-                    /* One exp a value: the larger term's is 1, the other's
-                     * exp(smaller - larger) (the general loop's values, bit
-                     * for bit; a warp whose values differ in which is larger
-                     * took both exps there). */
-                    const double other = exp(fmin(row[0], row[1]) - largest);
-                    row[0] = top == 0 ? 1.0 : other;
-                    row[1] = top == 0 ? other : 1.0;
-                    sum = row[0] + row[1];
-                } else {
-#pragma unroll
-                    for (int j = 0; j < K; ++j) {
-                        row[j] = j == top ? 1.0 : exp(row[j] - largest);
-                        sum += row[j];
-                    }
-                }
-                const double inverse_sum = 1.0 / sum;
-                sums[0] += largest;
-                product *= sum;
-                if (++in_product == kLogBatch) {
-                    sums[0] += log(product);
-                    product = 1.0;
-                    in_product = 0;
-                }
-#pragma unroll
-                for (int j = 0; j < K; ++j) {
-                    const double r = row[j] * inverse_sum;
-                    sums[1 + j] += r;
-                    sums[1 + K + j] += r * xi;
-                    sums[1 + 2 * K + j] += r * inv;
-                }
-            }
+            for (size_t i = threadIdx.x; i < n; i += blockDim.x)
+                add_value<K>(model, x[i], log_term[i], inverse[i], sums, product, in_product);
             sums[0] += log(product);
-            /* The block's sums in a fixed order: each warp's by a butterfly,
-             * then the warps' in warp order. */
-#pragma unroll
-            for (int v = 0; v < kSums; ++v) {
-                const double value = warp_sum(sums[v]);
-                if (lane == 0)
-                    partial[warp * kSums + v] = value;
-            }
-            __syncthreads();
-            if (threadIdx.x < kSums) {
-                double total = 0.0;
-                for (int w = 0; w < warps; ++w)
-                    total += partial[w * kSums + threadIdx.x];
-                totals[threadIdx.x] = total;
-            }
-            __syncthreads();
-#pragma unroll
-            for (int v = 0; v < kSums; ++v)
-                sums[v] = totals[v];
-            __syncthreads();  /* totals and partial are written again next pass */
+            block_sums<K>(sums, partial, totals);
             log_likelihood = sums[0];
             if (iteration > 0 && fabs(log_likelihood - previous) < args.tolerance) {
                 converged = 1;
@@ -200,46 +286,153 @@ __global__ void igmm_fit_kernel(FitArgs args)
                 break;
             previous = log_likelihood;
             /* The M-step, the same on every thread. */
-            double weight_total = 0.0, next_alpha[K], next_mu[K], next_lambda[K];
-            bool valid = true;
-#pragma unroll
-            for (int j = 0; j < K; ++j) {
-                const double wj = sums[1 + j], wxj = sums[1 + K + j], woj = sums[1 + 2 * K + j];
-                const double m = wxj / wj, denominator = woj - wj / m, l = wj / denominator;
-                valid = valid && wj > 0.0 && isfinite(m) && m > 0.0 && denominator > 0.0 && isfinite(l) && l > 0.0;
-                next_alpha[j] = wj;
-                next_mu[j] = m;
-                next_lambda[j] = l;
-                weight_total += wj;
-            }
-            if (!valid) {
+            if (!m_step<K>(sums, alpha, mu, lambda)) {
                 needs_cpu = 1;
                 break;
-            }
-#pragma unroll
-            for (int j = 0; j < K; ++j) {
-                alpha[j] = next_alpha[j] / weight_total;
-                mu[j] = next_mu[j];
-                lambda[j] = next_lambda[j];
             }
             ++iteration;
         }
         if (threadIdx.x == 0) {
-#pragma unroll
-            for (int j = 0; j < K; ++j) {
-                component[j].alpha = alpha[j];
-                component[j].mu = mu[j];
-                component[j].lambda = lambda[j];
-            }
-            statgpu_cuda_igmm_fit outcome;
-            outcome.log_likelihood = log_likelihood;
-            outcome.iterations = static_cast<uint32_t>(iteration);
-            outcome.converged = static_cast<uint8_t>(converged);
-            outcome.needs_cpu = static_cast<uint8_t>(needs_cpu);
-            outcome.pad[0] = outcome.pad[1] = 0;
-            args.fits[task] = outcome;
+            store_start<K>(component, alpha, mu, lambda);
+            args.fits[task] = fit_outcome(log_likelihood, iteration, converged, needs_cpu);
         }
     }
+}
+
+/*
+ * The grid path: data sets longer than shared memory holds, without a size
+ * limit. Every (long data set, start) pair is a task; one EM iteration is two
+ * launches over all of them: grid_e_kernel, a block per kChunkValues values of
+ * a task (its -3/2 log x and 1 / x taken once, by grid_terms_kernel), writes
+ * the block's sums; grid_m_kernel, a thread per task, adds its blocks' sums
+ * in block order, tests convergence as igmm_fit_kernel does and takes the
+ * M-step. A finished task's blocks return at once. The host launches the
+ * pairs until every task has finished (at most max_iterations + 1).
+ */
+constexpr size_t kChunkValues = 8192;
+constexpr int kGridThreads = 256;
+
+struct GridTask {
+    unsigned long long values;   /* the set's first value in FitArgs::values */
+    unsigned long long terms;    /* its first term in the terms and inverses */
+    unsigned long long length;
+    unsigned long long task;     /* set x start_count + start */
+    unsigned first_block;        /* its first block in grid_e_kernel's grid */
+    unsigned block_count;
+};
+
+struct GridState {
+    double previous;             /* the last E-step's log-likelihood */
+    unsigned long long iteration;
+    int done;
+    int converged;
+    int needs_cpu;
+    int pad;
+};
+
+struct GridArgs {
+    const double *values;
+    double *terms;               /* -3/2 log x of the long sets' values */
+    double *inverses;            /* 1 / x */
+    const GridTask *tasks;
+    const unsigned *block_task;  /* each block's task */
+    GridState *state;
+    double *partials;            /* blocks x kSums */
+    unsigned *remaining;         /* tasks not finished */
+    int task_count;
+    int start_count;
+    unsigned long long max_iterations;
+    double tolerance;
+    statgpu_cuda_igmm_component *components;
+    statgpu_cuda_igmm_fit *fits;
+};
+
+/* -3/2 log x and 1 / x of every long set's values, by the blocks of each
+ * set's first start. */
+__global__ void __launch_bounds__(kGridThreads) grid_terms_kernel(GridArgs args)
+{
+    const GridTask task = args.tasks[args.block_task[blockIdx.x]];
+    if (task.task % static_cast<unsigned long long>(args.start_count) != 0)
+        return;
+    const size_t begin = static_cast<size_t>(blockIdx.x - task.first_block) * kChunkValues;
+    const size_t end = begin + kChunkValues < task.length ? begin + kChunkValues : task.length;
+    for (size_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+        const double value = args.values[task.values + i];
+        args.terms[task.terms + i] = -1.5 * log(value);
+        args.inverses[task.terms + i] = 1.0 / value;
+    }
+}
+
+template <int K>
+__global__ void __launch_bounds__(kGridThreads) grid_e_kernel(GridArgs args)
+{
+    constexpr int kSums = 3 * K + 1;
+    __shared__ double partial[kGridThreads / kWarp * kSums], totals[kSums];
+    const unsigned index = args.block_task[blockIdx.x];
+    if (args.state[index].done)
+        return;
+    const GridTask task = args.tasks[index];
+    double alpha[K], mu[K], lambda[K];
+    load_start<K>(args.components + task.task * K, alpha, mu, lambda);
+    const Model<K> model = model_of<K>(alpha, mu, lambda);
+    double sums[kSums];
+#pragma unroll
+    for (int v = 0; v < kSums; ++v)
+        sums[v] = 0.0;
+    double product = 1.0;
+    int in_product = 0;
+    const size_t begin = static_cast<size_t>(blockIdx.x - task.first_block) * kChunkValues;
+    const size_t end = begin + kChunkValues < task.length ? begin + kChunkValues : task.length;
+    for (size_t i = begin + threadIdx.x; i < end; i += blockDim.x)
+        add_value<K>(model, args.values[task.values + i], args.terms[task.terms + i], args.inverses[task.terms + i],
+                     sums, product, in_product);
+    sums[0] += log(product);
+    block_sums<K>(sums, partial, totals);
+    if (threadIdx.x < kSums)
+        args.partials[static_cast<size_t>(blockIdx.x) * kSums + threadIdx.x] = totals[threadIdx.x];
+}
+
+template <int K>
+__global__ void grid_m_kernel(GridArgs args)
+{
+    constexpr int kSums = 3 * K + 1;
+    const int index = blockIdx.x * blockDim.x + threadIdx.x;
+    if (index >= args.task_count || args.state[index].done)
+        return;
+    const GridTask task = args.tasks[index];
+    GridState state = args.state[index];
+    double sums[kSums];
+#pragma unroll
+    for (int v = 0; v < kSums; ++v)
+        sums[v] = 0.0;
+    for (unsigned b = 0; b < task.block_count; ++b)
+#pragma unroll
+        for (int v = 0; v < kSums; ++v)
+            sums[v] += args.partials[static_cast<size_t>(task.first_block + b) * kSums + v];
+    statgpu_cuda_igmm_component *component = args.components + task.task * K;
+    double alpha[K], mu[K], lambda[K];
+    load_start<K>(component, alpha, mu, lambda);
+    const double log_likelihood = sums[0];
+    if (state.iteration > 0 && fabs(log_likelihood - state.previous) < args.tolerance) {
+        state.converged = 1;
+        state.done = 1;
+    } else if (state.iteration == args.max_iterations) {
+        state.done = 1;
+    } else {
+        state.previous = log_likelihood;
+        if (m_step<K>(sums, alpha, mu, lambda)) {
+            store_start<K>(component, alpha, mu, lambda);
+            ++state.iteration;
+        } else {
+            state.needs_cpu = 1;
+            state.done = 1;
+        }
+    }
+    if (state.done) {
+        args.fits[task.task] = fit_outcome(log_likelihood, state.iteration, state.converged, state.needs_cpu);
+        atomicSub(args.remaining, 1u);
+    }
+    args.state[index] = state;
 }
 
 template <int K>
@@ -250,6 +443,17 @@ cudaError_t launch_fit(const FitArgs &args, size_t set_count, int warps, size_t 
     if (error != cudaSuccess)
         return error;
     igmm_fit_kernel<K><<<static_cast<unsigned int>(set_count), warps * kWarp, shared_bytes, stream>>>(args);
+    return cudaGetLastError();
+}
+
+/* One EM iteration of the grid path: the E-step's blocks, then the tasks'
+ * M-steps. */
+template <int K>
+cudaError_t launch_grid_iteration(const GridArgs &args, unsigned blocks, cudaStream_t stream)
+{
+    grid_e_kernel<K><<<blocks, kGridThreads, 0, stream>>>(args);
+    const unsigned m_blocks = static_cast<unsigned>((args.task_count + 127) / 128);
+    grid_m_kernel<K><<<m_blocks, 128, 0, stream>>>(args);
     return cudaGetLastError();
 }
 
@@ -265,6 +469,20 @@ cudaError_t launch_for(size_t k, const FitArgs &args, size_t set_count, int warp
     case 6: return launch_fit<6>(args, set_count, warps, shared_bytes, stream);
     case 7: return launch_fit<7>(args, set_count, warps, shared_bytes, stream);
     default: return launch_fit<8>(args, set_count, warps, shared_bytes, stream);
+    }
+}
+
+cudaError_t grid_iteration_for(size_t k, const GridArgs &args, unsigned blocks, cudaStream_t stream)
+{
+    switch (k) {
+    case 1: return launch_grid_iteration<1>(args, blocks, stream);
+    case 2: return launch_grid_iteration<2>(args, blocks, stream);
+    case 3: return launch_grid_iteration<3>(args, blocks, stream);
+    case 4: return launch_grid_iteration<4>(args, blocks, stream);
+    case 5: return launch_grid_iteration<5>(args, blocks, stream);
+    case 6: return launch_grid_iteration<6>(args, blocks, stream);
+    case 7: return launch_grid_iteration<7>(args, blocks, stream);
+    default: return launch_grid_iteration<8>(args, blocks, stream);
     }
 }
 
@@ -296,6 +514,29 @@ statgpu_cuda_status igmm_fit(statgpu_cuda_state *state, const double *const *set
     for (size_t s = 0; s < set_count; ++s)
         flags[s] = flags[s] && counts[s] > 0;
     const size_t tasks = set_count * start_count;
+    /* The grid path's tasks: every start of every set longer than shared
+     * memory holds, kChunkValues values a block. */
+    const size_t shared_values = std::min(longest, kMostSharedValues);
+    constexpr size_t kMostSums = 3 * STATGPU_CUDA_IGMM_MOST_COMPONENTS + 1;
+    std::vector<GridTask> grid_tasks;
+    std::vector<unsigned> block_task;
+    size_t long_values = 0;
+    for (size_t s = 0; s < set_count; ++s) {
+        if (!flags[s] || counts[s] <= shared_values)
+            continue;
+        const size_t chunks = (counts[s] + kChunkValues - 1) / kChunkValues;
+        for (size_t start = 0; start < start_count; ++start) {
+            if (block_task.size() + chunks > 0x7fffffffu) {
+                call.fail(STATGPU_CUDA_INVALID_ARGUMENT, "igmm_fit: too many long data sets x starts");
+                return call.status();
+            }
+            grid_tasks.push_back({ offsets[s], long_values, counts[s], s * start_count + start,
+                                   static_cast<unsigned>(block_task.size()), static_cast<unsigned>(chunks) });
+            block_task.insert(block_task.end(), chunks, static_cast<unsigned>(grid_tasks.size() - 1));
+        }
+        long_values += counts[s];
+    }
+    std::vector<GridState> grid_states(grid_tasks.size(), GridState{ -INFINITY, 0, 0, 0, 0, 0 });
     if (!call.check(cudaSetDevice(state->device), "selecting the CUDA device"))
         return call.status();
     cudaStream_t stream = state->stream;
@@ -305,6 +546,9 @@ statgpu_cuda_status igmm_fit(statgpu_cuda_state *state, const double *const *set
     uint8_t *d_fitted = nullptr;
     statgpu_cuda_igmm_component *d_components = nullptr;
     statgpu_cuda_igmm_fit *d_fits = nullptr;
+    GridArgs grid{};
+    GridTask *d_tasks = nullptr;
+    unsigned *d_block_task = nullptr;
     const SessionArray arrays[] = {
         { reinterpret_cast<void **>(&d_values), std::max<size_t>(total, 1) * sizeof(double) },
         { reinterpret_cast<void **>(&d_offsets), set_count * sizeof(unsigned long long) },
@@ -312,6 +556,13 @@ statgpu_cuda_status igmm_fit(statgpu_cuda_state *state, const double *const *set
         { reinterpret_cast<void **>(&d_fitted), set_count },
         { reinterpret_cast<void **>(&d_components), tasks * k * sizeof(statgpu_cuda_igmm_component) },
         { reinterpret_cast<void **>(&d_fits), tasks * sizeof(statgpu_cuda_igmm_fit) },
+        { reinterpret_cast<void **>(&grid.terms), std::max<size_t>(long_values, 1) * sizeof(double) },
+        { reinterpret_cast<void **>(&grid.inverses), std::max<size_t>(long_values, 1) * sizeof(double) },
+        { reinterpret_cast<void **>(&d_tasks), std::max<size_t>(grid_tasks.size(), 1) * sizeof(GridTask) },
+        { reinterpret_cast<void **>(&d_block_task), std::max<size_t>(block_task.size(), 1) * sizeof(unsigned) },
+        { reinterpret_cast<void **>(&grid.state), std::max<size_t>(grid_states.size(), 1) * sizeof(GridState) },
+        { reinterpret_cast<void **>(&grid.partials), std::max<size_t>(block_task.size(), 1) * kMostSums * sizeof(double) },
+        { reinterpret_cast<void **>(&grid.remaining), sizeof(unsigned) },
     };
     if (!call.check(carve_arrays(&state->mixture, arrays, sizeof arrays / sizeof *arrays),
                     "allocating the inverse Gaussian mixtures"))
@@ -346,12 +597,52 @@ statgpu_cuda_status igmm_fit(statgpu_cuda_state *state, const double *const *set
     args.tolerance = tolerance;
     args.components = d_components;
     args.fits = d_fits;
-    args.shared_values = std::min(longest, kMostSharedValues);
+    args.shared_values = shared_values;
     const int warps = kWarps;
     const size_t shared_bytes = (3 * std::max<size_t>(args.shared_values, 1) + (kWarps + 1) * (3 * k + 1))
                                 * sizeof(double);
-    if (!call.check(launch_for(k, args, set_count, warps, shared_bytes, stream), "launching the mixtures' EM")
-        || !call.check(cudaEventRecord(state->events[kEventEnd], stream), "timing the inverse Gaussian mixtures")
+    if (!call.check(launch_for(k, args, set_count, warps, shared_bytes, stream), "launching the mixtures' EM"))
+        return call.status();
+    if (!grid_tasks.empty()) {
+        grid.values = d_values;
+        grid.tasks = d_tasks;
+        grid.block_task = d_block_task;
+        grid.task_count = static_cast<int>(grid_tasks.size());
+        grid.start_count = static_cast<int>(start_count);
+        grid.max_iterations = max_iterations;
+        grid.tolerance = tolerance;
+        grid.components = d_components;
+        grid.fits = d_fits;
+        unsigned remaining = static_cast<unsigned>(grid_tasks.size());
+        const unsigned blocks = static_cast<unsigned>(block_task.size());
+        if (!call.check(cudaMemcpyAsync(d_tasks, grid_tasks.data(), grid_tasks.size() * sizeof(GridTask),
+                                        cudaMemcpyHostToDevice, stream), "copying the long data sets' tasks")
+            || !call.check(cudaMemcpyAsync(d_block_task, block_task.data(), block_task.size() * sizeof(unsigned),
+                                           cudaMemcpyHostToDevice, stream), "copying the long data sets' tasks")
+            || !call.check(cudaMemcpyAsync(grid.state, grid_states.data(), grid_states.size() * sizeof(GridState),
+                                           cudaMemcpyHostToDevice, stream), "copying the long data sets' tasks")
+            || !call.check(cudaMemcpyAsync(grid.remaining, &remaining, sizeof remaining, cudaMemcpyHostToDevice,
+                                           stream), "copying the long data sets' tasks"))
+            return call.status();
+        grid_terms_kernel<<<blocks, kGridThreads, 0, stream>>>(grid);
+        if (!call.check(cudaGetLastError(), "launching the long data sets' terms"))
+            return call.status();
+        /* At most max_iterations + 1 E-steps; every 4 iterations the host
+         * asks whether any task is still running. */
+        for (size_t iteration = 0; iteration <= max_iterations; ++iteration) {
+            if (!call.check(grid_iteration_for(k, grid, blocks, stream), "launching the long data sets' EM"))
+                return call.status();
+            if (iteration % 4 == 3 || iteration == max_iterations) {
+                if (!call.check(cudaMemcpyAsync(&remaining, grid.remaining, sizeof remaining, cudaMemcpyDeviceToHost,
+                                                stream), "running the long data sets' EM")
+                    || !call.check(cudaStreamSynchronize(stream), "running the long data sets' EM"))
+                    return call.status();
+                if (remaining == 0)
+                    break;
+            }
+        }
+    }
+    if (!call.check(cudaEventRecord(state->events[kEventEnd], stream), "timing the inverse Gaussian mixtures")
         || !call.check(cudaMemcpyAsync(components, d_components, tasks * k * sizeof(statgpu_cuda_igmm_component),
                                        cudaMemcpyDeviceToHost, stream), "reading the fits")
         || !call.check(cudaMemcpyAsync(fits, d_fits, tasks * sizeof(statgpu_cuda_igmm_fit), cudaMemcpyDeviceToHost,

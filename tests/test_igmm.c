@@ -21,9 +21,10 @@
  *
  * With STATGPU_TEST_BACKEND=cuda every call asks for CUDA (the GPU fits each
  * (data set, start) pair; a pair whose M-step would re-seed goes back to the
- * CPU), to the same tolerances; and 300 data sets of 50 to 9000 values (the
- * longest beyond the GPU's shared memory) fitted on both backends for 40
- * iterations agree: log-likelihoods within 1e-9 relative, parameters within
+ * CPU), to the same tolerances; and 300 data sets of 50 to 200,000 values
+ * (two beyond the GPU's shared memory, fitted by its grid path) fitted on
+ * both backends for 40 iterations agree, and the two long ones to
+ * convergence: log-likelihoods within 1e-9 relative, parameters within
  * 1e-6 (the likelihood is flat near its optimum, so the sums' rounding
  * moves them by up to about 2e-8 after 40 iterations while the
  * log-likelihood moves by 1e-15). Without a usable GPU the binary is
@@ -404,9 +405,10 @@ static void test_exp(void **state)
     assert_true(isnan(sg_igmm_exp_nonpositive(NAN)));
 }
 
-/* The backend under test against the CPU: 300 data sets of 50 to 9000
- * values, 3 starts, 40 iterations each (tolerance 0, so both run exactly as
- * many). */
+/* The backend under test against the CPU: 300 data sets of 50 to 200,000
+ * values (two beyond the GPU's shared memory: the grid path, 2 and 25
+ * blocks a start), 3 starts, 40 iterations each (tolerance 0, so both run
+ * exactly as many); then the two long ones to convergence. */
 static void test_backends_agree(void **state)
 {
     (void)state;
@@ -416,7 +418,7 @@ static void test_backends_agree(void **state)
     size_t lengths[SETS];
     test_rng rng = { 77 };
     for (size_t s = 0; s < SETS; ++s) {
-        lengths[s] = s == 0 ? 9000 : 50 + (size_t)(test_rng_uniform(&rng) * 3000.0);
+        lengths[s] = s == 0 ? 9000 : s == 1 ? 200000 : 50 + (size_t)(test_rng_uniform(&rng) * 3000.0);
         values[s] = malloc(lengths[s] * sizeof(double));
         for (size_t i = 0; i < lengths[s]; ++i) {
             /* A two-mode positive sample: log-normal around 0.5 and 2. */
@@ -454,6 +456,22 @@ static void test_backends_agree(void **state)
                          "%.17g)", s, j, got->alpha[at], got->mu[at], got->lambda[at], expected->alpha[at_expected],
                          expected->mu[at_expected], expected->lambda[at_expected]);
         }
+    }
+    statgpu_igmm_result_destroy(expected);
+    statgpu_igmm_result_destroy(got);
+
+    /* The two long data sets alone, to convergence (the default tolerance):
+     * both backends stop, within an iteration of each other (the last
+     * change of the log-likelihood may straddle the tolerance by rounding). */
+    params.tolerance = 1e-6;
+    params.max_iterations = 500;
+    assert_int_equal(statgpu_igmm(cpu, pointers, lengths, 2, 2, &params, &expected), STATGPU_OK);
+    assert_int_equal(statgpu_igmm(g_context, pointers, lengths, 2, 2, &params, &got), STATGPU_OK);
+    for (size_t s = 0; s < 2; ++s) {
+        assert_int_equal(got->converged[s], 1);
+        assert_int_equal(expected->converged[s], 1);
+        assert_true(got->iterations[s] + 1 >= expected->iterations[s] && got->iterations[s] <= expected->iterations[s] + 1);
+        assert_true(close_to(got->log_likelihood[s], expected->log_likelihood[s], 1e-9, 0.0));
     }
     statgpu_igmm_result_destroy(expected);
     statgpu_igmm_result_destroy(got);

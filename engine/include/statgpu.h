@@ -819,15 +819,17 @@ STATGPU_API void statgpu_igmm_params_init(statgpu_igmm_params *params /* out */)
  * STATGPU_ERROR_OUT_OF_MEMORY; STATGPU_ERROR_CANCELLED. Bad data are a data
  * set's status (above). On the CPU the (data set, start) pairs are spread
  * over the context's threads: the same bits at any thread count. On the
- * CUDA backend (k <= 8) every pair runs in one launch, a block per data
- * set with its values, -3/2 log x and 1/x in shared memory (up to 8192
- * values; longer ones are read from device memory), one pass per iteration
- * for the responsibilities, the log-likelihood and the M-step's sums,
- * reduced in a fixed order: the same bits on every repeat, and within
- * rounding of the CPU's (log-likelihoods to about 1e-14). A pair whose
- * M-step would re-seed a component is fitted on the CPU from its start.
- * Under STATGPU_BACKEND_AUTO the GPU fits from 2e7 values x starts x
- * iterations. */
+ * CUDA backend (k <= 8) every pair of the data sets up to 8192 values runs
+ * in one launch, a block per data set with its values, -3/2 log x and 1/x
+ * in shared memory; the pairs of longer data sets (no size limit) are
+ * spread over the whole GPU, blocks of 8192 values each, an iteration of all
+ * of them two launches. One pass per iteration gives the responsibilities,
+ * the log-likelihood and the M-step's sums, reduced in a fixed order: the
+ * same bits on every repeat, and within rounding of the CPU's
+ * (log-likelihoods to about 1e-14). A pair whose M-step would re-seed a
+ * component is fitted on the CPU from its start. Under
+ * STATGPU_BACKEND_AUTO the GPU fits from 1e6 values x starts x iterations
+ * (scaled up on machines with more than 16 threads). */
 STATGPU_API statgpu_status statgpu_igmm(statgpu_context *context, const double *const *sets, const size_t *lengths,
                                         size_t set_count, size_t k, const statgpu_igmm_params *params,
                                         statgpu_igmm_result **out_result /* out */);
