@@ -209,14 +209,7 @@ static void check_gmm(size_t n, size_t d, size_t k, statgpu_gmm_covariance type)
         for (size_t e = 0; e < cov; ++e)
             precisions[e] = 1.0;
     }
-    statgpu_gmm_params params;
-    statgpu_gmm_params_init(&params);
-    params.covariance = type;
-    params.init = STATGPU_GMM_INIT_GIVEN;
-    params.initial_weights = weights;
-    params.initial_means = means;
-    params.initial_precisions = precisions;
-    params.tolerance = 0.0;
+    statgpu_gmm_params params = test_gmm_given_start(type, weights, means, precisions);
     params.max_iterations = 30;
     statgpu_gmm_result *cpu = NULL, *cuda = NULL, *again = NULL;
     assert_int_equal(statgpu_gmm(g_cpu, data, n, d, n, k, &params, &cpu), STATGPU_OK);

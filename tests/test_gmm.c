@@ -151,22 +151,6 @@ static void check_close_array(const char *what, const double *got, const double 
             fail_msg("%s[%zu]: statgpu %.17g, scikit-learn %.17g", what, e, got[e], expected[e]);
 }
 
-/* Default parameters with the given start and tolerance 0 (a fixed number
- * of iterations). */
-static statgpu_gmm_params given_start(statgpu_gmm_covariance type, const double *weights, const double *means,
-                                      const double *precisions)
-{
-    statgpu_gmm_params params;
-    statgpu_gmm_params_init(&params);
-    params.covariance = type;
-    params.init = STATGPU_GMM_INIT_GIVEN;
-    params.initial_weights = weights;
-    params.initial_means = means;
-    params.initial_precisions = precisions;
-    params.tolerance = 0.0;
-    return params;
-}
-
 static void check_reference_case(const char *data_name, size_t k, statgpu_gmm_covariance type)
 {
     size_t n, d;
@@ -184,7 +168,7 @@ static void check_reference_case(const char *data_name, size_t k, statgpu_gmm_co
     to_engine_layout(type, precisions_sk, k, d, precisions, 0);
     size_t iterations = reference_values(case_name, "bounds", bounds);
 
-    statgpu_gmm_params params = given_start(type, weights, means, precisions);
+    statgpu_gmm_params params = test_gmm_given_start(type, weights, means, precisions);
     double previous = -INFINITY;
     for (size_t t = 1; t <= iterations; ++t) {
         params.max_iterations = t;
@@ -549,7 +533,7 @@ static void test_e_step_chunks(void **state)
                     precisions[e] = factors[e] * factors[e];
                 }
             }
-            statgpu_gmm_params params = given_start(type, weights, means, precisions);
+            statgpu_gmm_params params = test_gmm_given_start(type, weights, means, precisions);
             params.max_iterations = 1;
             statgpu_gmm_result *r = NULL;
             if (statgpu_gmm(g_context, data, n, d, n, k, &params, &r) != STATGPU_OK)

@@ -134,6 +134,22 @@ static inline void test_fill(double *data, size_t count, test_pattern pattern, u
 
 /* ----- the backend under test ----- */
 
+/* Gaussian mixture parameters: the defaults with the given start and
+ * tolerance 0 (a fixed number of iterations). */
+static inline statgpu_gmm_params test_gmm_given_start(statgpu_gmm_covariance type, const double *weights,
+                                                      const double *means, const double *precisions)
+{
+    statgpu_gmm_params params;
+    statgpu_gmm_params_init(&params);
+    params.covariance = type;
+    params.init = STATGPU_GMM_INIT_GIVEN;
+    params.initial_weights = weights;
+    params.initial_means = means;
+    params.initial_precisions = precisions;
+    params.tolerance = 0.0;
+    return params;
+}
+
 static inline statgpu_backend test_backend_from_environment(void)
 {
     const char *name = getenv("STATGPU_TEST_BACKEND");
