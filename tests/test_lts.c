@@ -700,6 +700,63 @@ static void test_standardise_against_sort(void **state)
     }
 }
 
+/* sg_lts_median_window against a sort of the same values, bit for bit:
+ * samples from none to the engine's own (the small ones give narrow or
+ * badly placed windows, so the full selection runs too), values and their
+ * absolute deviations, both parities; continuous values, ties, zeros of both
+ * signs, sorted and reversed columns, and columns whose sampled rows all
+ * hold one outlying value (the window then misses the middle). */
+static void test_median_window(void **state)
+{
+    (void)state;
+    size_t counts[4] = { 1, 2, 9001, 70000 };
+    size_t samples[5] = { 0, 2, 64, 512, SG_LTS_MEDIAN_SAMPLE };
+    for (int c = 0; c < 4; ++c) {
+        size_t n = counts[c];
+        double *source = malloc(n * sizeof *source), *values = malloc(n * sizeof *values);
+        double *scratch = malloc(n * sizeof *scratch);
+        for (int kind = 0; kind < 6; ++kind)
+            for (int s = 0; s < 5; ++s) {
+                size_t m = samples[s];
+                test_rng rng = { 1000u + (uint64_t)(kind * 10 + s) };
+                for (size_t i = 0; i < n; ++i) {
+                    double u = test_rng_normal(&rng);
+                    switch (kind) {
+                    case 0: source[i] = u; break;
+                    case 1: source[i] = round(2.0 * u); break;
+                    case 2: source[i] = i % 3 == 0 ? -0.0 : i % 3 == 1 ? 0.0 : u; break;
+                    case 3: source[i] = (double)i * 0.5 - 7.0; break;
+                    case 4: source[i] = -(double)i; break;
+                    default: source[i] = u; break;
+                    }
+                }
+                if (kind == 5 && m > 0 && n >= 4 * m)
+                    for (size_t j = 0; j < m; ++j)
+                        source[(j * n + n / 2) / m] = 1e300;
+                for (int absolute = 0; absolute <= 1; ++absolute) {
+                    double centre = absolute ? sorted_median(source, n) : 0.0;
+                    double low = INFINITY, high = -INFINITY;
+                    for (size_t i = 0; i < n; ++i) {
+                        values[i] = absolute ? fabs(source[i] - centre) : source[i];
+                        low = values[i] < low ? values[i] : low;
+                        high = values[i] > high ? values[i] : high;
+                    }
+                    double expected = sorted_median(values, n), median = -1.0, got_low = 0.0, got_high = 0.0;
+                    assert_int_equal(sg_lts_median_window(source, n, absolute != 0, centre, m, scratch, &median,
+                                                          &got_low, &got_high),
+                                     STATGPU_OK);
+                    if (memcmp(&median, &expected, sizeof median) != 0)
+                        fail_msg("n %zu kind %d sample %zu absolute %d: %.17g, by sorting %.17g", n, kind, m,
+                                 absolute, median, expected);
+                    assert_true(got_low == low && got_high == high);
+                }
+            }
+        free(source);
+        free(values);
+        free(scratch);
+    }
+}
+
 static int g_progress_calls;
 static int cancel_at_second(void *user, double fraction)
 {
@@ -1020,6 +1077,7 @@ int main(void)
         cmocka_unit_test(test_reproducible_at_any_thread_count),
         cmocka_unit_test(test_same_bits_at_any_thread_count_on_many_rows),
         cmocka_unit_test(test_standardise_against_sort),
+        cmocka_unit_test(test_median_window),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_impossible_counts),
         cmocka_unit_test(test_thread_teams),

@@ -57,6 +57,22 @@ typedef struct sg_lts_column {
     double              value;
 } sg_lts_column;
 
+/* Sampled values in sg_lts_median_window's estimate of where the middle lies. */
+#define SG_LTS_MEDIAN_SAMPLE ((size_t)2048)
+
+/* The median (R's: the mean of the middle two for an even n) of v_i =
+ * |source_i - centre| where `absolute`, else source_i, in the selection's
+ * order (IEEE total order, -0.0 before +0.0), on the calling thread: the
+ * same bits as selecting over all n. The values between two order
+ * statistics of sample_count of them (evenly spaced rows) are copied to
+ * scratch (n doubles, overwritten) in one pass and the middle found among
+ * them; where a middle value falls outside that window, the selection runs
+ * over all of them. low and high, where not NULL, get the smallest and
+ * largest v_i. Returns STATGPU_OK or STATGPU_ERROR_OUT_OF_MEMORY. No v_i
+ * may be NaN. */
+statgpu_status sg_lts_median_window(const double *source, size_t n, bool absolute, double centre, size_t sample_count,
+                                    double *scratch, double *median, double *low, double *high);
+
 /* Standardised values and coefficients beyond these are refused or dropped:
  * squares and sums of products then stay far from overflow. */
 #define SG_LTS_MAX_STANDARDISED 1e100

@@ -438,68 +438,6 @@ static int sg_pass_team(int thread_count, size_t n, double operations_per_row)
 
 /* -------------------------------------------------------- standardisation */
 
-/* The smallest of values[0 .. count-1] above `lower` in the IEEE total
- * order the selection uses, and how many lie at or below it. Branch-free,
- * in four interleaved lanes: a branch on random data is mispredicted half
- * the time. As doubles, the order is the total order except that -0.0 and
- * +0.0 compare equal: where lower is a zero the keys are compared instead
- * (an upper value that is a zero of either sign then gives the same median,
- * lower / 2 + upper / 2, so only lower matters). */
-static double sg_next_above(const double *values, size_t count, double lower, size_t *not_above)
-{
-    if (lower == 0.0) {
-        uint64_t lower_key = sg_key_from_double(lower), above = UINT64_MAX;
-        size_t at_or_below = 0;
-        for (size_t i = 0; i < count; ++i) {
-            uint64_t key = sg_key_from_double(values[i]);
-            uint64_t candidate = key > lower_key ? key : UINT64_MAX;
-            at_or_below += key <= lower_key;
-            above = candidate < above ? candidate : above;
-        }
-        *not_above = at_or_below;
-        return sg_double_from_key(above);
-    }
-    double above[4] = { INFINITY, INFINITY, INFINITY, INFINITY };
-    size_t at_or_below[4] = { 0, 0, 0, 0 };
-    size_t i = 0;
-    for (; i + 4 <= count; i += 4)
-        for (size_t lane = 0; lane < 4; ++lane) {
-            double value = values[i + lane];
-            double candidate = value > lower ? value : INFINITY;
-            at_or_below[lane] += value <= lower;
-            above[lane] = candidate < above[lane] ? candidate : above[lane];
-        }
-    for (; i < count; ++i) {
-        double candidate = values[i] > lower ? values[i] : INFINITY;
-        at_or_below[0] += values[i] <= lower;
-        above[0] = candidate < above[0] ? candidate : above[0];
-    }
-    *not_above = at_or_below[0] + at_or_below[1] + at_or_below[2] + at_or_below[3];
-    double low01 = above[0] < above[1] ? above[0] : above[1], low23 = above[2] < above[3] ? above[2] : above[3];
-    return low01 < low23 ? low01 : low23;
-}
-
-/* The median of values[0 .. count-1] (R's: the mean of the middle two for
- * an even count) on the calling thread: the lower middle value selected,
- * the upper one from a pass after it (the lower itself when enough values
- * equal it, else the next above). */
-static statgpu_status sg_median_serial(const double *values, size_t count, double *median)
-{
-    size_t rank = (count + 1) / 2;
-    double lower;
-    statgpu_status status = sg_cpu_select_ranks(values, STATGPU_DTYPE_FLOAT64, count, &rank, 1,
-                                                STATGPU_SELECT_AUTO, &lower, 1);
-    if (status != STATGPU_OK || count % 2 == 1) {
-        *median = lower;
-        return status;
-    }
-    size_t not_above;
-    double next = sg_next_above(values, count, lower, &not_above);
-    double upper = not_above > rank ? lower : next;
-    *median = lower / 2 + upper / 2;
-    return STATGPU_OK;
-}
-
 /* The smallest and largest of values[0 .. count-1] (none NaN), in four
  * interleaved lanes. */
 static void sg_range(const double *values, size_t count, double *low, double *high)
@@ -523,6 +461,104 @@ static void sg_range(const double *values, size_t count, double *low, double *hi
     }
     *low = lows[0];
     *high = highs[0];
+}
+
+static int sg_compare_keys(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static inline double sg_window_value(const double *source, size_t i, bool absolute, double centre)
+{
+    return absolute ? fabs(source[i] - centre) : source[i];
+}
+
+/* One pass for the median: a sample's order statistics bound a window of
+ * keys around the middle ranks; the values inside it are copied to scratch
+ * (branch-free: every value is written, the count moves only for those
+ * inside) and counted below it. About three times fewer passes over the
+ * column than selecting over all of it, which reads it several times and
+ * writes the deviations first (10^6 rows x 11 columns on 16 threads:
+ * 75 ms for the whole standardisation on the H100 machine's host, bound by
+ * its memory). */
+statgpu_status sg_lts_median_window(const double *source, size_t n, bool absolute, double centre, size_t sample_count,
+                                    double *scratch, double *median, double *low, double *high)
+{
+    size_t rank = (n + 1) / 2, last = n % 2 ? rank : rank + 1;  /* the middle ranks, 1-based */
+    uint64_t key_low = 0, key_high = UINT64_MAX;
+    if (sample_count >= 2 && n >= 4 * sample_count) {
+        uint64_t *sample = malloc(sample_count * sizeof *sample);
+        if (sample == NULL)
+            return STATGPU_ERROR_OUT_OF_MEMORY;
+        for (size_t j = 0; j < sample_count; ++j) {
+            size_t row = (size_t)(((uint64_t)j * n + n / 2) / sample_count);
+            sample[j] = sg_key_from_double(sg_window_value(source, row, absolute, centre));
+        }
+        qsort(sample, sample_count, sizeof *sample, sg_compare_keys);
+        /* Four standard deviations of a sample quantile's position, and a
+         * few places more, either side. */
+        double m = (double)sample_count, q = (double)rank / (double)n;
+        double margin = 4.0 * sqrt(m * q * (1.0 - q)) + 4.0;
+        double first = q * m - margin, end = (double)last / (double)n * m + margin;
+        if (first >= 1.0)
+            key_low = sample[(size_t)first];
+        if (end < m - 1.0)
+            key_high = sample[(size_t)end + 1];
+        free(sample);
+    }
+    size_t below = 0, inside = 0;
+    double lows[4], highs[4];
+    for (int lane = 0; lane < 4; ++lane)
+        lows[lane] = highs[lane] = sg_window_value(source, 0, absolute, centre);
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        for (int lane = 0; lane < 4; ++lane) {
+            double value = sg_window_value(source, i + (size_t)lane, absolute, centre);
+            uint64_t key = sg_key_from_double(value);
+            lows[lane] = value < lows[lane] ? value : lows[lane];
+            highs[lane] = value > highs[lane] ? value : highs[lane];
+            below += key < key_low;
+            scratch[inside] = value;
+            inside += key >= key_low && key <= key_high;
+        }
+    for (; i < n; ++i) {
+        double value = sg_window_value(source, i, absolute, centre);
+        uint64_t key = sg_key_from_double(value);
+        lows[0] = value < lows[0] ? value : lows[0];
+        highs[0] = value > highs[0] ? value : highs[0];
+        below += key < key_low;
+        scratch[inside] = value;
+        inside += key >= key_low && key <= key_high;
+    }
+    for (int lane = 1; lane < 4; ++lane) {
+        lows[0] = lows[lane] < lows[0] ? lows[lane] : lows[0];
+        highs[0] = highs[lane] > highs[0] ? highs[lane] : highs[0];
+    }
+    if (low != NULL)
+        *low = lows[0];
+    if (high != NULL)
+        *high = highs[0];
+    size_t ranks[2] = { rank, last };
+    size_t rank_count = n % 2 ? 1 : 2;
+    double middle[2];
+    statgpu_status status;
+    if (below < rank && last <= below + inside) {
+        ranks[0] -= below;
+        ranks[1] -= below;
+        status = sg_cpu_select_ranks_in_place(scratch, inside, ranks, rank_count, STATGPU_SELECT_AUTO, middle, 1);
+    } else if (!absolute) {
+        status = sg_cpu_select_ranks(source, STATGPU_DTYPE_FLOAT64, n, ranks, rank_count, STATGPU_SELECT_AUTO,
+                                     middle, 1);
+    } else {
+        for (i = 0; i < n; ++i)
+            scratch[i] = sg_window_value(source, i, absolute, centre);
+        status = sg_cpu_select_ranks_in_place(scratch, n, ranks, rank_count, STATGPU_SELECT_AUTO, middle, 1);
+    }
+    if (status != STATGPU_OK)
+        return status;
+    *median = n % 2 ? middle[0] : middle[0] / 2 + middle[1] / 2;
+    return STATGPU_OK;
 }
 
 typedef struct sg_standardise_pass {
@@ -552,35 +588,32 @@ static void sg_standardise_column(void *context, size_t column, int slot)
     sg_lts_column *out = &pass->columns[column];
     memset(out, 0, sizeof *out);
     out->status = STATGPU_OK;
-    if (predictor) {
-        double low, high;
-        sg_range(source, n, &low, &high);
-        if (centre && low == high) {
-            out->fault = SG_LTS_COLUMN_CONSTANT;
-            out->value = source[0];
-            return;
-        }
-        if (!centre && low == 0.0 && high == 0.0) {
-            out->fault = SG_LTS_COLUMN_ZEROS;
-            return;
-        }
-    }
-    double location = 0.0;
+    /* With an intercept the median's pass also gives the column's range. */
+    double location = 0.0, low = 0.0, high = 0.0;
     if (centre)
-        out->status = sg_median_serial(source, n, &location);
+        out->status = sg_lts_median_window(source, n, false, 0.0, SG_LTS_MEDIAN_SAMPLE, target, &location, &low, &high);
+    else if (predictor)
+        sg_range(source, n, &low, &high);
     if (out->status != STATGPU_OK)
         return;
-    for (size_t i = 0; i < n; ++i)
-        target[i] = fabs(source[i] - location);
+    if (predictor && centre && low == high) {
+        out->fault = SG_LTS_COLUMN_CONSTANT;
+        out->value = source[0];
+        return;
+    }
+    if (predictor && !centre && low == 0.0 && high == 0.0) {
+        out->fault = SG_LTS_COLUMN_ZEROS;
+        return;
+    }
     double spread;
-    out->status = sg_median_serial(target, n, &spread);
+    out->status = sg_lts_median_window(source, n, true, location, SG_LTS_MEDIAN_SAMPLE, target, &spread, NULL, NULL);
     if (out->status != STATGPU_OK)
         return;
     if (!(spread > 0.0) || !isfinite(spread)) {
-        /* The selection left target as it was: the deviations are there. */
+        /* The deviations' mean, summed in row order. */
         double mean_deviation = 0.0;
         for (size_t i = 0; i < n; ++i)
-            mean_deviation += target[i];
+            mean_deviation += fabs(source[i] - location);
         mean_deviation /= (double)n;
         spread = mean_deviation > 0.0 && isfinite(mean_deviation) ? mean_deviation : 1.0;
     }
