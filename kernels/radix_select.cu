@@ -122,6 +122,38 @@ __device__ __forceinline__ void warp_flush(const Key *warp_stage, unsigned count
     __syncwarp();
 }
 
+/* A cell of a bracket packed by pack_cells, for a key inside it. */
+template <typename Key>
+__device__ __forceinline__ unsigned bracket_cell(Key key, Key lo, uint32_t cells)
+{
+    const uint64_t offset = static_cast<uint64_t>(static_cast<Key>(key - lo)) >> (cells >> 26);
+    const uint64_t last = (cells >> 13) & 0x1FFFu;
+    return (cells & 0x1FFFu) + static_cast<unsigned>(offset < last ? offset : last);
+}
+
+/* warp_flush for the staged window (kLoopWindowStaged): every staged key
+ * also counts in its cell of the window, all lanes busy, rather than one
+ * divergent shared atomic per key and element in the loop. Keys past
+ * `capacity` are counted too. */
+template <typename Key>
+__device__ __forceinline__ void warp_flush_counted(const Key *warp_stage, unsigned count, Key *d_output,
+                                                   unsigned long long *d_output_count, uint64_t capacity,
+                                                   unsigned *histogram, Key lo, uint32_t cells)
+{
+    __syncwarp();
+    unsigned long long base = 0;
+    if (lane_id() == 0)
+        base = atomicAdd(d_output_count, static_cast<unsigned long long>(count));
+    base = __shfl_sync(0xffffffffu, base, 0);
+    for (unsigned i = lane_id(); i < count; i += 32) {
+        const Key key = warp_stage[i];
+        if (base + i < capacity)
+            d_output[base + i] = key;
+        atomicAdd(&histogram[bracket_cell<Key>(key, lo, cells)], 1u);
+    }
+    __syncwarp();
+}
+
 /* What a pass kernel's loop needs besides the shared memory. */
 template <typename Key>
 struct PassLoop {
@@ -144,9 +176,14 @@ struct PassLoop {
 
 /* Loop variants. kWindow: one bracket whose ends are the two thresholds
  * (the median's first pass: two comparisons give both gap counts and the
- * range test). kFew: at most one bracket, up to kMaxThresholds thresholds.
- * kGeneral: a binary search over the brackets. */
-enum LoopKind { kLoopWindow, kLoopFew, kLoopGeneral };
+ * range test). kWindowStaged: the same where the window is both counted in
+ * cells and compacted, and nothing collected: the loop only compares and
+ * stages, and the cells are counted from the stage when it is flushed
+ * (ncu, float32 median of 2^27 on the H200: 66 instructions an element in
+ * kWindow, a third of them the divergent cell count). kFew: at most one
+ * bracket, up to kMaxThresholds thresholds. kGeneral: a binary search over
+ * the brackets. */
+enum LoopKind { kLoopWindow, kLoopWindowStaged, kLoopFew, kLoopGeneral };
 
 /* The loop over the source. */
 template <typename Key, int kKind>
@@ -155,7 +192,10 @@ __device__ __forceinline__ void pass_loop(PassShared<Key> &s, const PassLoop<Key
     using TileOf = Tile<Key>;
     constexpr int kItems = TileOf::kItems;
     constexpr unsigned kFlushAt = WarpStage<Key>::kCapacity - 32 * kItems;
-    constexpr int kThresholds = kKind == kLoopWindow ? 2 : kKind == kLoopFew ? static_cast<int>(radix::kMaxThresholds) : 0;
+    constexpr bool kStaged = kKind == kLoopWindowStaged;
+    constexpr int kThresholds = kKind == kLoopWindow || kStaged ? 2
+                                : kKind == kLoopFew               ? static_cast<int>(radix::kMaxThresholds)
+                                                                  : 0;
     Key threshold[kThresholds > 0 ? kThresholds : 1];
     unsigned below[kThresholds > 0 ? kThresholds : 1];
 #pragma unroll
@@ -192,7 +232,17 @@ __device__ __forceinline__ void pass_loop(PassShared<Key> &s, const PassLoop<Key
             uint32_t flags, cells;
             Key lo;
             unsigned segment;
-            if (kKind == kLoopWindow) {
+            if (kStaged) {
+                const bool under_lo = key < threshold[0];
+                const bool under_end = key < threshold[1];
+                below[0] += (valid[i] && under_lo) ? 1u : 0u;
+                below[1] += (valid[i] && under_end) ? 1u : 0u;
+                inside = valid[i] && !under_lo && under_end;
+                flags = inside ? radix::kCompact : 0u;  /* cells at the flush */
+                cells = few_cells;
+                lo = threshold[0];
+                segment = few_segment;
+            } else if (kKind == kLoopWindow) {
                 const bool under_lo = key < threshold[0];
                 const bool under_end = key < threshold[1];
                 below[0] += (valid[i] && under_lo) ? 1u : 0u;
@@ -240,12 +290,9 @@ __device__ __forceinline__ void pass_loop(PassShared<Key> &s, const PassLoop<Key
                 lo = s.lo[j];
                 segment = s.segment[j];
             }
-            if (flags & radix::kCells) {
-                const uint64_t offset = static_cast<uint64_t>(static_cast<Key>(key - lo)) >> (cells >> 26);
-                const uint64_t last = (cells >> 13) & 0x1FFFu;
-                atomicAdd(&histogram[(cells & 0x1FFFu) + static_cast<unsigned>(offset < last ? offset : last)], 1u);
-            }
-            if (a.collecting)
+            if (!kStaged && (flags & radix::kCells))
+                atomicAdd(&histogram[bracket_cell<Key>(key, lo, cells)], 1u);
+            if (!kStaged && a.collecting)
                 collect_append<Key>((flags & radix::kCollect) != 0, segment, key, a.d_counters->segment_fill,
                                     a.d_segments);
             if (a.compacting) {
@@ -257,7 +304,11 @@ __device__ __forceinline__ void pass_loop(PassShared<Key> &s, const PassLoop<Key
             }
         }
         if (a.compacting && staged > kFlushAt) {
-            warp_flush<Key>(warp_stage, staged, a.out, &a.d_counters->output_count, a.output_capacity);
+            if (kStaged)
+                warp_flush_counted<Key>(warp_stage, staged, a.out, &a.d_counters->output_count, a.output_capacity,
+                                        histogram, threshold[0], few_cells);
+            else
+                warp_flush<Key>(warp_stage, staged, a.out, &a.d_counters->output_count, a.output_capacity);
             staged = 0;
         }
 #pragma unroll
@@ -266,8 +317,13 @@ __device__ __forceinline__ void pass_loop(PassShared<Key> &s, const PassLoop<Key
             valid[i] = next_valid[i];
         }
     }
-    if (a.compacting && staged > 0)
-        warp_flush<Key>(warp_stage, staged, a.out, &a.d_counters->output_count, a.output_capacity);
+    if (a.compacting && staged > 0) {
+        if (kStaged)
+            warp_flush_counted<Key>(warp_stage, staged, a.out, &a.d_counters->output_count, a.output_capacity,
+                                    histogram, threshold[0], few_cells);
+        else
+            warp_flush<Key>(warp_stage, staged, a.out, &a.d_counters->output_count, a.output_capacity);
+    }
 #pragma unroll
     for (int t = 0; t < kThresholds; ++t) {
         if (t >= static_cast<int>(a.threshold_count))
@@ -296,7 +352,7 @@ __device__ __forceinline__ void pass_loop(PassShared<Key> &s, const PassLoop<Key
  * a tile is processed.
  */
 template <typename Value>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, 4)
     radix_pass_kernel(const void *__restrict__ d_data, int data_vector_ok,
                       typename KeyOf<Value>::type *d_buffer_a, typename KeyOf<Value>::type *d_buffer_b,
                       typename KeyOf<Value>::type *__restrict__ d_segments, const Plan *__restrict__ d_plan,
@@ -371,7 +427,12 @@ __global__ void __launch_bounds__(kThreads)
     /* The median's first pass: one window, its two ends the thresholds. */
     const bool window = bracket_count == 1 && s.threshold_count == 2 && s.thresholds[0] == s.lo[0] &&
                         s.hi[0] != static_cast<Key>(~Key{0}) && s.thresholds[1] == static_cast<Key>(s.hi[0] + 1);
-    if (window)
+    const bool staged = window && a.compacting && !a.collecting &&
+                        (s.flags[0] & (radix::kCells | radix::kCompact | radix::kCollect)) ==
+                            (radix::kCells | radix::kCompact);
+    if (staged)
+        pass_loop<Key, kLoopWindowStaged>(s, a);
+    else if (window)
         pass_loop<Key, kLoopWindow>(s, a);
     else if (bracket_count <= 1)
         pass_loop<Key, kLoopFew>(s, a);
