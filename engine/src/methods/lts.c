@@ -30,6 +30,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -814,8 +815,8 @@ static void sg_lts_data_free(sg_lts_data *data)
     free(data->x_scale);
 }
 
-/* Builds the standardised design and checks it: constant predictors beside
- * an intercept, magnitudes, collinearity (by QR of all rows). */
+/* Builds the standardised design and checks its columns: constant
+ * predictors beside an intercept, magnitudes (collinearity: sg_lts_rank_run). */
 static statgpu_status sg_lts_prepare(statgpu_context *context, const double *y, const double *x, size_t n,
                                      size_t n_vars, size_t ld, int intercept, sg_lts_data *data)
 {
@@ -826,10 +827,8 @@ static statgpu_status sg_lts_prepare(statgpu_context *context, const double *y, 
     data->x_location = malloc((n_vars > 0 ? n_vars : 1) * sizeof(double));
     data->x_scale = malloc((n_vars > 0 ? n_vars : 1) * sizeof(double));
     sg_lts_column *columns = malloc((n_vars + 1) * sizeof *columns);
-    double *coef = malloc(p * sizeof(double));
-    bool *kept = malloc(p * sizeof(bool));
     statgpu_status status = STATGPU_OK;
-    if (!data->z || !data->zy || !data->x_location || !data->x_scale || !columns || !coef || !kept) {
+    if (!data->z || !data->zy || !data->x_location || !data->x_scale || !columns) {
         status = sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY,
                          "could not allocate LTS work space for %zu observations x %zu coefficients", n, p);
         goto done;
@@ -870,30 +869,53 @@ static statgpu_status sg_lts_prepare(statgpu_context *context, const double *y, 
             data->y_scale = column->scale;
         }
     }
-    size_t rank = sg_least_squares_rows(data->z, data->zy, n, p, NULL, n, SG_LTS_QR_TOLERANCE, threads, coef, kept,
-                                        NULL);
-    if (rank == (size_t)-1)
-        goto out_of_memory;
-    if (rank < p) {
-        size_t dependent = 0;
-        while (dependent < p && kept[dependent])
-            ++dependent;
-        size_t predictor = dependent + 1 - (size_t)intercept;
-        status = sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
-                         "the predictors are collinear: predictor %zu is a linear combination of %s; "
-                         "remove it", predictor,
-                         intercept ? (predictor == 1 ? "the intercept" : "the intercept and the predictors before it")
-                                   : "the predictors before it");
-        goto done;
-    }
     goto done;
 out_of_memory:
     status = sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate LTS work space");
 done:
     free(columns);
-    free(coef);
-    free(kept);
     return status;
+}
+
+/* The collinearity check: the rank of the standardised design by a QR of
+ * all its rows. On the GPU path it runs on a thread of its own while the
+ * GPU searches (the host only waits there), else before the search. */
+typedef struct sg_lts_rank_check {
+    const sg_lts_data *data;
+    size_t             n, p;
+    int                threads;
+    size_t             rank;  /* (size_t)-1: out of memory */
+    bool              *kept;  /* p */
+} sg_lts_rank_check;
+
+static void *sg_lts_rank_run(void *argument)
+{
+    sg_lts_rank_check *check = argument;
+    size_t p = check->p;
+    double *coef = malloc(p * sizeof *coef);
+    check->rank = coef == NULL ? (size_t)-1
+                               : sg_least_squares_rows(check->data->z, check->data->zy, check->n, p, NULL, check->n,
+                                                       SG_LTS_QR_TOLERANCE, check->threads, coef, check->kept, NULL);
+    free(coef);
+    return NULL;
+}
+
+/* The check's outcome as the call's status: the first predictor that is a
+ * combination of those before it. */
+static statgpu_status sg_lts_rank_status(statgpu_context *context, const sg_lts_rank_check *check, int intercept)
+{
+    if (check->rank == (size_t)-1)
+        return sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate LTS work space");
+    if (check->rank >= check->p)
+        return STATGPU_OK;
+    size_t dependent = 0;
+    while (dependent < check->p && check->kept[dependent])
+        ++dependent;
+    size_t predictor = dependent + 1 - (size_t)intercept;
+    return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                   "the predictors are collinear: predictor %zu is a linear combination of %s; remove it", predictor,
+                   intercept ? (predictor == 1 ? "the intercept" : "the intercept and the predictors before it")
+                             : "the predictors before it");
 }
 
 /* Gathers the listed rows of the full problem into a compact one. */
@@ -1257,6 +1279,9 @@ statgpu_status statgpu_lts(statgpu_context *context, const double *y, const doub
     double *y_scaled = NULL;  /* y in the units the fit runs in, when they are not y's own */
     sg_lts_evaluator evaluator;
     memset(&evaluator, 0, sizeof evaluator);
+    sg_lts_rank_check rank_check = { 0 };
+    pthread_t rank_thread;
+    bool rank_started = false;
     sg_dispatch_begin(context);
     if (!standard || !squared || !kept) {
         status = sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate LTS work space");
@@ -1296,20 +1321,48 @@ statgpu_status statgpu_lts(statgpu_context *context, const double *y, const doub
 
     sg_lts_problem problem = { data.z, data.zy, n, p, threads };
     bool on_cuda = false;
+    rank_check = (sg_lts_rank_check){ &data, n, p, threads, 0, kept };
     if (h == n) {
         /* alpha = 1 (or h = n): least squares on every row. */
+        sg_lts_rank_run(&rank_check);
+        status = sg_lts_rank_status(context, &rank_check, intercept);
+        if (status != STATGPU_OK)
+            goto done;
         for (size_t i = 0; i < n; ++i)
             result->best_subset[i] = i;
         if (context->params.backend == STATGPU_BACKEND_CUDA)
             snprintf(context->note, sizeof context->note, "alpha = 1 is least squares; it ran on the CPU");
     } else {
+        /* The collinearity check runs beside the GPU's start and search;
+         * on the CPU (or where no thread starts) before the search. */
+        rank_started = threads > 1 && pthread_create(&rank_thread, NULL, sg_lts_rank_run, &rank_check) == 0;
         sg_lts_choose_backend(context, &problem, &evaluator);
         on_cuda = evaluator.session != NULL;
+        if (!on_cuda || !rank_started) {
+            if (rank_started)
+                pthread_join(rank_thread, NULL);
+            else
+                sg_lts_rank_run(&rank_check);
+            rank_started = false;
+            status = sg_lts_rank_status(context, &rank_check, intercept);
+            if (status != STATGPU_OK)
+                goto done;
+        }
         sg_lts_search search = { context, data.z, data.zy, n, p, h, chosen.criterion, chosen.start_count,
                                  chosen.best_count, chosen.max_steps, context->params.seed, chosen.seed,
                                  sg_lts_is_exhaustive(n, p, chosen.start_count), 0, 0.0, 1.0 };
         size_t steps = 0;
         status = sg_lts_run_search(&search, &evaluator, threads, standard, &steps);
+        if (rank_started) {
+            /* Collinear data fail as collinear, whatever the search did. */
+            pthread_join(rank_thread, NULL);
+            rank_started = false;
+            statgpu_status rank_status = sg_lts_rank_status(context, &rank_check, intercept);
+            if (rank_status != STATGPU_OK) {
+                status = rank_status;
+                goto done;
+            }
+        }
         if (status != STATGPU_OK) {
             status = sg_search_failed(context, status);
             goto done;
@@ -1396,6 +1449,8 @@ statgpu_status statgpu_lts(statgpu_context *context, const double *y, const doub
     result = NULL;
     status = sg_succeed(context);
 done:
+    if (rank_started)
+        pthread_join(rank_thread, NULL);
     if (evaluator.session != NULL)
         evaluator.module->lts->end(evaluator.session);
     statgpu_lts_result_destroy(result);
