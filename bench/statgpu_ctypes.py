@@ -325,6 +325,20 @@ class GmmResult(ctypes.Structure):
     ]
 
 
+def _gmm_call(context, data):
+    """The library, the data's shape and default parameters for a mixture
+    call on data (n x d float64, order='F')."""
+    lib = context.engine.lib
+    lib.statgpu_gmm_params_init.argtypes = [ctypes.POINTER(GmmParams)]
+    lib.statgpu_gmm_result_destroy.argtypes = [ctypes.POINTER(GmmResult)]
+    if not data.flags["F_CONTIGUOUS"] or str(data.dtype) != "float64":
+        raise ValueError("data must be a float64 array in column-major order (numpy order='F')")
+    n, d = data.shape
+    params = GmmParams()
+    lib.statgpu_gmm_params_init(ctypes.byref(params))
+    return lib, n, d, params
+
+
 def gmm(context, data, k, initial_weights=None, initial_means=None, initial_precisions=None, max_iterations=100,
         tolerance=1e-3, reg_covar=1e-6, covariance="full", restarts=1, seed=0):
     """Gaussian mixture of data (n x d float64 numpy array in column-major
@@ -337,16 +351,9 @@ def gmm(context, data, k, initial_weights=None, initial_means=None, initial_prec
     iterations, converged, regularised_count, weights (a list), means (k x d
     nested lists)."""
     import numpy as np
-    lib = context.engine.lib
-    lib.statgpu_gmm_params_init.argtypes = [ctypes.POINTER(GmmParams)]
+    lib, n, d, params = _gmm_call(context, data)
     lib.statgpu_gmm.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_size_t,
                                 ctypes.c_size_t, ctypes.POINTER(GmmParams), ctypes.POINTER(ctypes.POINTER(GmmResult))]
-    lib.statgpu_gmm_result_destroy.argtypes = [ctypes.POINTER(GmmResult)]
-    if not data.flags["F_CONTIGUOUS"] or str(data.dtype) != "float64":
-        raise ValueError("data must be a float64 array in column-major order (numpy order='F')")
-    n, d = data.shape
-    params = GmmParams()
-    lib.statgpu_gmm_params_init(ctypes.byref(params))
     params.covariance = GMM_COVARIANCE[covariance]
     params.reg_covar = reg_covar
     params.tolerance = tolerance
@@ -379,6 +386,30 @@ def gmm(context, data, k, initial_weights=None, initial_means=None, initial_prec
                 "mean_log_likelihood": r.log_likelihood / n, "iterations": r.iterations,
                 "converged": bool(r.converged), "regularised_count": r.regularised_count,
                 "weights": r.weights[:k], "means": [[r.means[j + k * v] for v in range(d)] for j in range(k)]}
+    finally:
+        lib.statgpu_gmm_result_destroy(result)
+
+
+def gmm_select(context, data, k_values, covariances=("full", "tied", "diag", "spherical"), restarts=1, seed=0):
+    """Model choice (statgpu_gmm_select) over every k of k_values and every
+    covariance type named: returns the chosen k, its type's name, its BIC
+    and the candidates' BICs in order (NaN where a candidate was not fitted)."""
+    lib, n, d, params = _gmm_call(context, data)
+    lib.statgpu_gmm_select.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t,
+                                       ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t), ctypes.c_size_t,
+                                       ctypes.POINTER(ctypes.c_int), ctypes.c_size_t, ctypes.POINTER(GmmParams),
+                                       ctypes.POINTER(ctypes.POINTER(GmmResult))]
+    params.restart_count = restarts
+    params.seed = seed
+    ks = (ctypes.c_size_t * len(k_values))(*k_values)
+    types = (ctypes.c_int * len(covariances))(*[GMM_COVARIANCE[c] for c in covariances])
+    result = ctypes.POINTER(GmmResult)()
+    context._check(lib.statgpu_gmm_select(context.handle, data.ctypes.data, n, d, n, ks, len(k_values), types,
+                                          len(covariances), ctypes.byref(params), ctypes.byref(result)))
+    try:
+        r = result.contents
+        names = {value: name for name, value in GMM_COVARIANCE.items()}
+        return {"k": r.k, "covariance": names[r.covariance], "bic": r.bic, "candidate_count": r.candidate_count}
     finally:
         lib.statgpu_gmm_result_destroy(result)
 

@@ -890,6 +890,10 @@ static void test_mclust_optima(void **state)
                   same_optimum, cases);
 }
 
+/* The four covariance types, in statgpu.h's order. */
+static const statgpu_gmm_covariance k_all_types[] = { STATGPU_GMM_FULL, STATGPU_GMM_TIED, STATGPU_GMM_DIAG,
+                                                      STATGPU_GMM_SPHERICAL };
+
 /* Model choice: faithful with k = 1..5 and 7 (7 of 272 rows: fitted), 300
  * (more than the rows: a candidate with an error status and empty cells),
  * every covariance type. Each candidate's numbers are the bits of
@@ -903,8 +907,7 @@ static void test_model_selection(void **state)
     size_t n, d;
     double *data = read_data("faithful", &n, &d);
     const size_t ks[] = { 1, 2, 3, 4, 5, 7, 300 };
-    const statgpu_gmm_covariance types[] = { STATGPU_GMM_FULL, STATGPU_GMM_TIED, STATGPU_GMM_DIAG,
-                                             STATGPU_GMM_SPHERICAL };
+    const statgpu_gmm_covariance *types = k_all_types;
     statgpu_gmm_params params;
     statgpu_gmm_params_init(&params);
     params.restart_count = 3;
@@ -978,6 +981,101 @@ static void test_model_selection(void **state)
     assert_int_equal(statgpu_gmm_select(g_context, data, n, d, n, too_many, 2, NULL, 0, &params, &chosen),
                      STATGPU_ERROR_INVALID_ARGUMENT);
     assert_null(chosen);
+    free(data);
+}
+
+static int g_select_progress_calls;
+static int cancel_select(void *user, double fraction)
+{
+    (void)user;
+    (void)fraction;
+    ++g_select_progress_calls;
+    return 1;
+}
+
+/* Model choice side by side (worker contexts, one fit each at a time) gives
+ * the bits of one after another: a 1-thread context fits the candidates in
+ * turn, 2 to 5 threads on as many workers (at most 4). The chosen fit, its
+ * backend record and every candidate agree; the same context again (its
+ * workers kept) agrees too. A NaN fails as statgpu_gmm fails, with its
+ * message; the caller's progress callback can cancel from the calling
+ * thread. */
+static void test_selection_side_by_side(void **state)
+{
+    (void)state;
+    TEST_SKIP_IF(g_skip_reason);
+    size_t n, d;
+    double *data = read_data("faithful", &n, &d);
+    const size_t ks[] = { 1, 2, 3, 4, 6, 500 };
+    const statgpu_gmm_covariance *types = k_all_types;
+    statgpu_gmm_params params;
+    statgpu_gmm_params_init(&params);
+    params.restart_count = 2;
+    params.seed = 11;
+    statgpu_backend backend = test_backend_from_environment();
+    statgpu_context *serial = NULL;
+    TEST_CONTEXT_WITH_THREADS(backend, 1, serial);
+    statgpu_gmm_result *reference = NULL;
+    assert_int_equal(statgpu_gmm_select(serial, data, n, d, n, ks, 6, types, 4, &params, &reference), STATGPU_OK);
+    statgpu_backend_report serial_report;
+    assert_int_equal(statgpu_context_backend_report(serial, &serial_report), STATGPU_OK);
+    for (int threads = 2; threads <= 5; ++threads) {
+        statgpu_context *context = NULL;
+        TEST_CONTEXT_WITH_THREADS(backend, threads, context);
+        for (int again = 0; again < 2; ++again) {
+            statgpu_gmm_result *chosen = NULL;
+            assert_int_equal(statgpu_gmm_select(context, data, n, d, n, ks, 6, types, 4, &params, &chosen),
+                             STATGPU_OK);
+            assert_true(same_result(chosen, reference));
+            assert_int_equal(chosen->best_candidate, reference->best_candidate);
+            assert_int_equal(chosen->candidate_count, 24);
+            for (size_t c = 0; c < 24; ++c) {
+                const statgpu_gmm_candidate *a = &chosen->candidates[c], *b = &reference->candidates[c];
+                assert_int_equal(a->k, b->k);
+                assert_int_equal(a->covariance, b->covariance);
+                assert_int_equal(a->status, b->status);
+                assert_bits_equal(a->log_likelihood, b->log_likelihood);
+                assert_bits_equal(a->bic, b->bic);
+                assert_int_equal(a->iterations, b->iterations);
+            }
+            statgpu_backend_report report;
+            assert_int_equal(statgpu_context_backend_report(context, &report), STATGPU_OK);
+            assert_int_equal(report.last_used, serial_report.last_used);
+            statgpu_gmm_result_destroy(chosen);
+        }
+        statgpu_context_destroy(context);
+    }
+
+    /* A NaN: the first candidate's error, as statgpu_gmm gives it. */
+    statgpu_context *context = NULL;
+    TEST_CONTEXT_WITH_THREADS(backend, 3, context);
+    data[17] = NAN;
+    statgpu_gmm_result *chosen = NULL, *alone = NULL;
+    statgpu_status expected = statgpu_gmm(context, data, n, d, n, 1, &params, &alone);
+    assert_int_not_equal(expected, STATGPU_OK);
+    char message[512];
+    snprintf(message, sizeof message, "%s", statgpu_context_last_error(context));
+    assert_int_equal(statgpu_gmm_select(context, data, n, d, n, ks, 6, types, 4, &params, &chosen), expected);
+    assert_null(chosen);
+    assert_string_equal(statgpu_context_last_error(context), message);
+    statgpu_context_destroy(context);
+    data[17] = 1.0;
+
+    /* Cancelled from the caller's callback. */
+    statgpu_context_params cp;
+    statgpu_context_params_init(&cp);
+    cp.backend = backend;
+    cp.thread_count = 4;
+    cp.progress = cancel_select;
+    assert_int_equal(statgpu_context_create(&cp, &context), STATGPU_OK);
+    g_select_progress_calls = 0;
+    assert_int_equal(statgpu_gmm_select(context, data, n, d, n, ks, 6, types, 4, &params, &chosen),
+                     STATGPU_ERROR_CANCELLED);
+    assert_null(chosen);
+    assert_true(g_select_progress_calls >= 1);
+    statgpu_context_destroy(context);
+    statgpu_gmm_result_destroy(reference);
+    statgpu_context_destroy(serial);
     free(data);
 }
 
@@ -1094,6 +1192,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_result_tables),
         cmocka_unit_test(test_model_selection),
+        cmocka_unit_test(test_selection_side_by_side),
         cmocka_unit_test(test_matrix_arguments),
         cmocka_unit_test(test_initialisations),
     };

@@ -22,13 +22,13 @@ bool sg_dispatch_wants_cuda(statgpu_context *context, double work, double auto_m
         return true;
     if (context->cuda_state != NULL)  /* a GPU is there (an earlier call found it): say why it is not used */
         snprintf(context->note, sizeof context->note, "AUTO chose the CPU: the call's work (%.3g) is below the "
-             "GPU's break-even on %d threads (%.3g)", work, context->cpu_thread_count, auto_min_work);
+             "GPU's break-even on %d threads (%.3g)", work, context->dispatch_thread_count, auto_min_work);
     return false;
 }
 
 bool sg_dispatch_wants_cuda_above(statgpu_context *context, double work, double crossover, bool on_device)
 {
-    const double threads = (double)context->cpu_thread_count;
+    const double threads = (double)context->dispatch_thread_count;
     const double scale = threads > SG_DISPATCH_CROSSOVER_THREADS ? threads / SG_DISPATCH_CROSSOVER_THREADS : 1.0;
     return sg_dispatch_wants_cuda(context, work, crossover * scale, on_device);
 }

@@ -81,6 +81,7 @@ statgpu_status statgpu_context_create(const statgpu_context_params *params,
         return STATGPU_ERROR_OUT_OF_MEMORY;
     context->params           = chosen;
     context->cpu_thread_count = chosen.thread_count > 0 ? chosen.thread_count : sg_threads_default();
+    context->dispatch_thread_count = context->cpu_thread_count;
     context->last_used        = STATGPU_BACKEND_AUTO;
     *out_context = context;
     return STATGPU_OK;
@@ -90,6 +91,9 @@ void statgpu_context_destroy(statgpu_context *context)
 {
     if (context == NULL)
         return;
+    for (int w = 0; w < context->worker_count; ++w)
+        statgpu_context_destroy(context->workers[w]);
+    free(context->workers);
     sg_cuda_release(context);
     free(context);
 }

@@ -20,6 +20,15 @@ struct statgpu_context {
     double                 last_transfer_seconds;  /* of the last CUDA call */
     double                 last_compute_seconds;
     char                   note[256];         /* why the last call fell back, else "" */
+    int                    dispatch_thread_count;  /* the threads AUTO's crossovers scale by: cpu_thread_count,
+                                                      or for a worker its parent's, so that a call chooses
+                                                      the same backend on either */
+
+    /* The contexts of the threads that fit a model choice's candidates side
+     * by side (statgpu_gmm_select), made at the first such call and kept:
+     * each has its own CUDA state (stream and workspace). */
+    struct statgpu_context **workers;
+    int                      worker_count;
 
     /* CUDA, set up lazily by sg_cuda_ensure(). */
     bool                     cuda_probed;

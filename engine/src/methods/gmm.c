@@ -21,6 +21,10 @@
 
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1174,6 +1178,202 @@ statgpu_status statgpu_gmm(statgpu_context *context, const double *data, size_t 
     return status;
 }
 
+/* Model choice fits its candidates side by side, each on a worker context
+ * of its own (its own CUDA stream and workspace, a share of the threads),
+ * where one fit leaves the machine idle: fewer rows than this, where an
+ * E-step fills neither the GPU (132 multiprocessors x 2 blocks x 256 rows on
+ * the H100) nor the CPU's threads (rows go to threads by blocks). The
+ * results are the same bits as one after another: each fit's seeds come
+ * from its candidate, its CPU sums are the same at any thread count, and a
+ * worker's AUTO chooses as its parent would (dispatch_thread_count). */
+#define SG_GMM_SIDE_BY_SIDE_ROWS ((size_t)65536)
+#define SG_GMM_MOST_WORKERS 4
+
+typedef struct sg_gmm_select_job {
+    const double             *data;
+    size_t                    n_obs, n_vars, ld;
+    const statgpu_gmm_params *params;
+    const statgpu_gmm_candidate *candidates;
+    size_t                    count;
+    statgpu_gmm_result      **fits;      /* count */
+    statgpu_status           *statuses;  /* count */
+    char                    (*messages)[SG_MESSAGE_BYTES];
+    statgpu_backend          *used;      /* count: the backend that ran each */
+    double                   *seconds;   /* count x 2: copy, compute */
+    char                    (*notes)[256];
+    pthread_mutex_t           mutex;
+    pthread_cond_t            progress;
+    size_t                    next, finished, first_failure;
+    atomic_bool               cancelled;
+} sg_gmm_select_job;
+
+typedef struct sg_gmm_select_worker {
+    sg_gmm_select_job *job;
+    statgpu_context   *context;
+} sg_gmm_select_worker;
+
+static int sg_gmm_select_cancelled(void *user_data, double fraction)
+{
+    (void)fraction;
+    sg_gmm_select_job *job = user_data;
+    return atomic_load_explicit(&job->cancelled, memory_order_relaxed);
+}
+
+static void *sg_gmm_select_work(void *argument)
+{
+    sg_gmm_select_worker *worker = argument;
+    sg_gmm_select_job *job = worker->job;
+    for (;;) {
+        pthread_mutex_lock(&job->mutex);
+        size_t c = job->next++;
+        /* After a failure only the candidates before it still matter. */
+        bool skip = c > job->first_failure || atomic_load_explicit(&job->cancelled, memory_order_relaxed);
+        pthread_mutex_unlock(&job->mutex);
+        if (c >= job->count)
+            return NULL;
+        const statgpu_gmm_candidate *candidate = &job->candidates[c];
+        statgpu_status status = STATGPU_OK;
+        if (candidate->status != STATGPU_OK) {
+            /* a k above the rows: not fitted */
+        } else if (skip) {
+            status = STATGPU_ERROR_CANCELLED;
+            snprintf(job->messages[c], SG_MESSAGE_BYTES, "cancelled");
+        } else {
+            statgpu_gmm_params params = *job->params;
+            params.covariance = candidate->covariance;
+            status = statgpu_gmm(worker->context, job->data, job->n_obs, job->n_vars, job->ld, candidate->k, &params,
+                                 &job->fits[c]);
+            snprintf(job->messages[c], SG_MESSAGE_BYTES, "%s", worker->context->last_error);
+            job->used[c] = worker->context->last_used;
+            job->seconds[2 * c] = worker->context->last_transfer_seconds;
+            job->seconds[2 * c + 1] = worker->context->last_compute_seconds;
+            snprintf(job->notes[c], sizeof job->notes[c], "%s", worker->context->note);
+        }
+        pthread_mutex_lock(&job->mutex);
+        job->statuses[c] = status;
+        if (status != STATGPU_OK && c < job->first_failure)
+            job->first_failure = c;
+        ++job->finished;
+        pthread_cond_signal(&job->progress);
+        pthread_mutex_unlock(&job->mutex);
+    }
+}
+
+/* The parent's worker contexts, made at the first call that needs them:
+ * its parameters but a share of its threads and no progress callback of
+ * the caller's (the parent alone calls that). False when none can be made. */
+static bool sg_gmm_select_workers(statgpu_context *context, int count, int threads_each)
+{
+    if (context->worker_count < count) {
+        statgpu_context **workers = realloc(context->workers, (size_t)count * sizeof *workers);
+        if (workers == NULL)
+            return false;
+        context->workers = workers;
+        for (int w = context->worker_count; w < count; ++w) {
+            statgpu_context_params params = context->params;
+            params.progress = NULL;
+            params.progress_user_data = NULL;
+            params.thread_count = threads_each;
+            if (statgpu_context_create(&params, &workers[w]) != STATGPU_OK)
+                return false;
+            context->worker_count = w + 1;
+        }
+    }
+    for (int w = 0; w < count; ++w) {
+        statgpu_context *worker = context->workers[w];
+        worker->cpu_thread_count = threads_each;
+        worker->params.thread_count = threads_each;
+        worker->dispatch_thread_count = context->dispatch_thread_count;
+    }
+    return true;
+}
+
+/* Fits every candidate whose status is OK on `workers` threads; fits[c]
+ * and statuses[c] as statgpu_gmm would give them one after another, and
+ * the parent's backend record that of the last candidate fitted. */
+static statgpu_status sg_gmm_fit_side_by_side(statgpu_context *context, const double *data, size_t n_obs,
+                                              size_t n_vars, size_t ld, const statgpu_gmm_params *params,
+                                              const statgpu_gmm_candidate *candidates, size_t count, int workers,
+                                              statgpu_gmm_result **fits, statgpu_status *statuses,
+                                              char (*messages)[SG_MESSAGE_BYTES])
+{
+    int threads_each = context->cpu_thread_count / workers;
+    if (threads_each < 1)
+        threads_each = 1;
+    if (!sg_gmm_select_workers(context, workers, threads_each))
+        return STATGPU_ERROR_OUT_OF_MEMORY;
+    sg_gmm_select_job job = { .data = data, .n_obs = n_obs, .n_vars = n_vars, .ld = ld, .params = params,
+                              .candidates = candidates, .count = count, .fits = fits, .statuses = statuses,
+                              .messages = messages };
+    job.used = calloc(count, sizeof *job.used);
+    job.seconds = calloc(2 * count, sizeof *job.seconds);
+    job.notes = calloc(count, sizeof *job.notes);
+    sg_gmm_select_worker *list = calloc((size_t)workers, sizeof *list);
+    pthread_t *threads = calloc((size_t)workers, sizeof *threads);
+    if (!job.used || !job.seconds || !job.notes || !list || !threads) {
+        free(job.used);
+        free(job.seconds);
+        free(job.notes);
+        free(list);
+        free(threads);
+        return STATGPU_ERROR_OUT_OF_MEMORY;
+    }
+    pthread_mutex_init(&job.mutex, NULL);
+    pthread_cond_init(&job.progress, NULL);
+    job.first_failure = SIZE_MAX;
+    atomic_init(&job.cancelled, false);
+    int started = 0;
+    for (int w = 0; w < workers; ++w) {
+        list[w] = (sg_gmm_select_worker){ &job, context->workers[w] };
+        context->workers[w]->params.progress = sg_gmm_select_cancelled;
+        context->workers[w]->params.progress_user_data = &job;
+        if (pthread_create(&threads[started], NULL, sg_gmm_select_work, &list[w]) == 0)
+            ++started;
+    }
+    if (started == 0)
+        sg_gmm_select_work(&list[0]);  /* no thread could start: this one fits them all */
+    /* The parent asks the caller's progress callback while it waits. */
+    pthread_mutex_lock(&job.mutex);
+    while (job.finished < count) {
+        size_t finished = job.finished;
+        pthread_mutex_unlock(&job.mutex);
+        if (sg_progress_cancelled(context, (double)finished / (double)count))
+            atomic_store_explicit(&job.cancelled, true, memory_order_relaxed);
+        pthread_mutex_lock(&job.mutex);
+        if (job.finished < count) {
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += 20000000L;  /* 20 ms */
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_nsec -= 1000000000L;
+                ++until.tv_sec;
+            }
+            pthread_cond_timedwait(&job.progress, &job.mutex, &until);
+        }
+    }
+    pthread_mutex_unlock(&job.mutex);
+    for (int w = 0; w < started; ++w)
+        pthread_join(threads[w], NULL);
+    for (int w = 0; w < workers; ++w) {
+        context->workers[w]->params.progress = NULL;
+        context->workers[w]->params.progress_user_data = NULL;
+    }
+    for (size_t c = count; c-- > 0;)
+        if (candidates[c].status == STATGPU_OK && statuses[c] == STATGPU_OK) {
+            sg_dispatch_ran(context, job.used[c], job.seconds[2 * c], job.seconds[2 * c + 1]);
+            snprintf(context->note, sizeof context->note, "%s", job.notes[c]);
+            break;
+        }
+    pthread_cond_destroy(&job.progress);
+    pthread_mutex_destroy(&job.mutex);
+    free(job.used);
+    free(job.seconds);
+    free(job.notes);
+    free(list);
+    free(threads);
+    return STATGPU_OK;
+}
+
 statgpu_status statgpu_gmm_select(statgpu_context *context, const double *data, size_t n_obs, size_t n_vars,
                                   size_t ld, const size_t *k_values, size_t k_count,
                                   const statgpu_gmm_covariance *types, size_t type_count,
@@ -1215,19 +1415,56 @@ statgpu_status statgpu_gmm_select(statgpu_context *context, const double *data, 
     statgpu_gmm_result *best = NULL;
     size_t best_index = 0;
     statgpu_status status = STATGPU_OK;
+    statgpu_gmm_result **fits = NULL;  /* side by side: every candidate's fit, status and message */
+    statgpu_status *statuses = NULL;
+    char (*messages)[SG_MESSAGE_BYTES] = NULL;
+    size_t fitted = 0;
     for (size_t c = 0; c < count; ++c) {
         statgpu_gmm_candidate *candidate = &candidates[c];
         candidate->k = k_values[c / type_count];
         candidate->covariance = types[c % type_count];
-        chosen.covariance = candidate->covariance;
-        if (candidate->k > n_obs && n_obs > 0) {
+        if (candidate->k > n_obs && n_obs > 0)
             candidate->status = STATGPU_ERROR_INVALID_ARGUMENT;
-            continue;
-        }
-        statgpu_gmm_result *fit = NULL;
-        status = statgpu_gmm(context, data, n_obs, n_vars, ld, candidate->k, &chosen, &fit);
-        if (status != STATGPU_OK)
+        else
+            ++fitted;
+    }
+    /* Side by side where the machine has room (SG_GMM_SIDE_BY_SIDE_ROWS),
+     * else one after another on every thread. */
+    int workers = fitted < SG_GMM_MOST_WORKERS ? (int)fitted : SG_GMM_MOST_WORKERS;
+    if (workers > context->cpu_thread_count)
+        workers = context->cpu_thread_count;
+    if (workers > 1 && n_obs < SG_GMM_SIDE_BY_SIDE_ROWS) {
+        fits = calloc(count, sizeof *fits);
+        statuses = calloc(count, sizeof *statuses);
+        messages = calloc(count, sizeof *messages);
+        status = fits && statuses && messages
+                     ? sg_gmm_fit_side_by_side(context, data, n_obs, n_vars, ld, &chosen, candidates, count, workers,
+                                               fits, statuses, messages)
+                     : STATGPU_ERROR_OUT_OF_MEMORY;
+        if (status != STATGPU_OK) {
+            status = sg_fail(context, status, "could not start the model choice's workers");
             goto done;
+        }
+    }
+    for (size_t c = 0; c < count; ++c) {
+        statgpu_gmm_candidate *candidate = &candidates[c];
+        if (candidate->status != STATGPU_OK)
+            continue;
+        statgpu_gmm_result *fit = NULL;
+        if (fits != NULL) {
+            fit = fits[c];
+            fits[c] = NULL;
+            status = statuses[c];
+            if (status != STATGPU_OK) {
+                sg_fail(context, status, "%s", messages[c]);
+                goto done;
+            }
+        } else {
+            chosen.covariance = candidate->covariance;
+            status = statgpu_gmm(context, data, n_obs, n_vars, ld, candidate->k, &chosen, &fit);
+            if (status != STATGPU_OK)
+                goto done;
+        }
         sg_gmm_describe(fit, candidate);
         if (best == NULL || fit->bic < best->bic) {
             statgpu_gmm_result_destroy(best);
@@ -1252,6 +1489,11 @@ statgpu_status statgpu_gmm_select(statgpu_context *context, const double *data, 
     status = sg_succeed(context);
 done:
     statgpu_gmm_result_destroy(best);
+    for (size_t c = 0; fits != NULL && c < count; ++c)
+        statgpu_gmm_result_destroy(fits[c]);
+    free(fits);
+    free(statuses);
+    free(messages);
     free(candidates);
     return status;
 }
