@@ -25,6 +25,8 @@ PYTHONUNBUFFERED=1 python3 "$root/bench/bench_kmeans.py" --lib "$build_dir/lib/l
   2>&1 | tee "$out/kmeans.log"
 PYTHONUNBUFFERED=1 python3 "$root/bench/bench_gmm.py" --lib "$build_dir/lib/libstatgpu.so" --out "$out" \
   2>&1 | tee "$out/gmm.log"
+PYTHONUNBUFFERED=1 python3 "$root/bench/bench_gmm_select.py" --lib "$build_dir/lib/libstatgpu.so" \
+  2>&1 | tee "$out/gmm_select.log"
 PYTHONUNBUFFERED=1 python3 "$root/bench/bench_lts.py" --lib "$build_dir/lib/libstatgpu.so" --out "$out" \
   2>&1 | tee "$out/lts.log"
 PYTHONUNBUFFERED=1 python3 "$root/bench/bench_igmm.py" --lib "$build_dir/lib/libstatgpu.so" --out "$out" \
