@@ -37,6 +37,7 @@ constexpr int kSortItems = 8;
 static_assert(kSortThreads * kSortItems == static_cast<int>(radix::kSampleCount), "one block sorts the sample");
 static_assert(kSortThreads * kSortItems == static_cast<int>(radix::kSegmentCapacity), "one block sorts a segment");
 static_assert(radix::kMaxCells < (1u << 13) && radix::kMaxBrackets <= 65536, "packed bracket fields");
+static_assert(radix::kMaxBrackets <= 512, "the general loop searches at most 2^9 brackets");
 
 /* A bracket as the pass kernel keeps it: cell base (13 bits), cells - 1
  * (13 bits), shift (6 bits). */
@@ -72,7 +73,6 @@ struct PassShared {
     uint32_t bracket_count;  /* the kernel's brackets */
     uint32_t threshold_count;
     uint32_t cell_count;
-    uint32_t top;            /* the largest power of two <= bracket_count, or 0 */
     uint32_t has_collect;
 };
 
@@ -165,7 +165,6 @@ struct PassLoop {
     uint64_t output_capacity;
     uint32_t bracket_count;
     uint32_t threshold_count;
-    int top;
     bool convert;
     bool check_nan;
     bool vector_ok;
@@ -186,7 +185,7 @@ struct PassLoop {
 enum LoopKind { kLoopWindow, kLoopWindowStaged, kLoopFew, kLoopGeneral };
 
 /* The loop over the source. */
-template <typename Key, int kKind>
+template <typename Key, int kKind, int kDepth = 0>
 __device__ __forceinline__ void pass_loop(PassShared<Key> &s, const PassLoop<Key> &a)
 {
     using TileOf = Tile<Key>;
@@ -262,27 +261,31 @@ __device__ __forceinline__ void pass_loop(PassShared<Key> &s, const PassLoop<Key
                 lo = few_lo;
                 segment = few_segment;
             } else {
-                int position = -1;  /* the last bracket whose lower end is <= key */
+                /* The last bracket whose lower end is <= key, by kDepth
+                 * unrolled steps over 2^kDepth lower ends (those past the
+                 * brackets are the largest key, so no real key passes
+                 * them). Unrolled, a step is an add, a shared load, a
+                 * compare and a select; the loop bounded at run time took
+                 * 12 instructions a step (ncu/SASS, H200 machine). */
+                int position = 0;  /* probes reach 2^kDepth - 1 at most */
                 if (sizeof(Key) == 8 && a.high_words) {
                     /* On the high words, then one full comparison: with
                      * strictly ascending high words only the candidate can
                      * share the key's high word and still lie above it. */
                     const uint32_t key_high = static_cast<uint32_t>(static_cast<uint64_t>(key) >> 32);
                     const uint32_t *lo_words = reinterpret_cast<const uint32_t *>(s.lo);
-                    for (int step = a.top; step > 0; step >>= 1) {
-                        const int probe = position + step;
-                        if (probe < static_cast<int>(a.bracket_count) && lo_words[2 * probe + 1] <= key_high)
-                            position = probe;
-                    }
-                    if (position >= 0 && s.lo[position] > key)
-                        --position;
+#pragma unroll
+                    for (int step = 1 << (kDepth - 1); step > 0; step >>= 1)
+                        position += lo_words[2 * (position + step) + 1] <= key_high ? step : 0;
                 } else {
-                    for (int step = a.top; step > 0; step >>= 1) {
-                        const int probe = position + step;
-                        if (probe < static_cast<int>(a.bracket_count) && s.lo[probe] <= key)
-                            position = probe;
-                    }
+#pragma unroll
+                    for (int step = 1 << (kDepth - 1); step > 0; step >>= 1)
+                        position += s.lo[position + step] <= key ? step : 0;
                 }
+                /* Below the first bracket (then no probe passed), or above
+                 * the key within its high word. */
+                if (s.lo[position] > key)
+                    --position;
                 const int j = position < 0 ? 0 : position;
                 inside = valid[i] && position >= 0 && key <= s.hi[j];
                 flags = inside ? s.flags[j] : 0u;
@@ -373,13 +376,6 @@ __global__ void __launch_bounds__(kThreads, 4)
         s.source_count = d_plan->source_count;
         s.output_capacity = s.output != radix::kNoOutput ? d_plan->capacity[s.output] : 0;
         s.has_collect = 0;
-        uint32_t top = 0;
-        if (s.bracket_count > 0) {
-            top = 1;
-            while (top * 2 <= s.bracket_count)
-                top *= 2;
-        }
-        s.top = top;
     }
     __syncthreads();
     if (s.status != radix::kRunning || static_cast<uint64_t>(blockIdx.x) * TileOf::kSize >= s.source_count)
@@ -394,6 +390,13 @@ __global__ void __launch_bounds__(kThreads, 4)
         s.flags[i] = static_cast<uint8_t>(b.flags);
         if (b.flags & radix::kCollect)
             s.has_collect = 1;
+    }
+    /* Past the brackets: lower ends no real key reaches, for the general
+     * loop's unrolled search (NaN keys may; they lie inside none). */
+    for (uint32_t i = bracket_count + threadIdx.x; i < radix::kMaxBrackets; i += blockDim.x) {
+        s.lo[i] = static_cast<Key>(~Key{0});
+        s.hi[i] = Key{0};
+        s.flags[i] = 0;
     }
     if (threadIdx.x < radix::kMaxThresholds)
         s.thresholds[threadIdx.x] =
@@ -418,7 +421,6 @@ __global__ void __launch_bounds__(kThreads, 4)
     a.output_capacity = s.output_capacity;
     a.bracket_count = bracket_count;
     a.threshold_count = s.threshold_count;
-    a.top = static_cast<int>(s.top);
     a.check_nan = a.convert && s.partition != 0;
     a.vector_ok = a.convert ? data_vector_ok != 0 : true;
     a.compacting = a.out != nullptr;
@@ -436,8 +438,10 @@ __global__ void __launch_bounds__(kThreads, 4)
         pass_loop<Key, kLoopWindow>(s, a);
     else if (bracket_count <= 1)
         pass_loop<Key, kLoopFew>(s, a);
+    else if (bracket_count <= 64)
+        pass_loop<Key, kLoopGeneral, 6>(s, a);
     else
-        pass_loop<Key, kLoopGeneral>(s, a);
+        pass_loop<Key, kLoopGeneral, 9>(s, a);
 
     __syncthreads();
     for (uint32_t c = threadIdx.x; c < s.cell_count; c += blockDim.x)
