@@ -1442,8 +1442,14 @@ statgpu_status statgpu_gmm_select(statgpu_context *context, const double *data, 
                                                fits, statuses, messages)
                      : STATGPU_ERROR_OUT_OF_MEMORY;
         if (status != STATGPU_OK) {
-            status = sg_fail(context, status, "could not start the model choice's workers");
-            goto done;
+            /* No room for the workers: one candidate after another. */
+            free(fits);
+            free(statuses);
+            free(messages);
+            fits = NULL;
+            statuses = NULL;
+            messages = NULL;
+            status = STATGPU_OK;
         }
     }
     for (size_t c = 0; c < count; ++c) {
