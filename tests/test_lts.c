@@ -835,6 +835,10 @@ static void test_bad_input(void **state)
     for (size_t i = 0; i < n; ++i)
         bad_x[i + 20] = -3.0 * x[i];
     assert_int_equal(fit_status(y, bad_x, n, 2, &params, "collinear"), STATGPU_ERROR_INVALID_ARGUMENT);
+    /* Without an intercept, a predictor of zeros (of both signs). */
+    for (size_t i = 0; i < n; ++i)
+        bad_x[i + 20] = i % 2 ? -0.0 : 0.0;
+    assert_int_equal(fit_status(y, bad_x, n, 2, &params, "predictor 2 is all zeros"), STATGPU_ERROR_INVALID_ARGUMENT);
     for (size_t i = 0; i < n; ++i) {
         bad_x[i] = 1.5;
         bad_x[i + 20] = -2.0;

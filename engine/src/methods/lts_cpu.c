@@ -438,37 +438,6 @@ static int sg_pass_team(int thread_count, size_t n, double operations_per_row)
 
 /* -------------------------------------------------------- standardisation */
 
-/* The smallest and largest of values[0 .. count-1] (none NaN), in four
- * interleaved lanes. */
-static void sg_range(const double *values, size_t count, double *low, double *high)
-{
-    double lows[4] = { values[0], values[0], values[0], values[0] };
-    double highs[4] = { values[0], values[0], values[0], values[0] };
-    size_t i = 0;
-    for (; i + 4 <= count; i += 4)
-        for (size_t lane = 0; lane < 4; ++lane) {
-            double value = values[i + lane];
-            lows[lane] = value < lows[lane] ? value : lows[lane];
-            highs[lane] = value > highs[lane] ? value : highs[lane];
-        }
-    for (; i < count; ++i) {
-        lows[0] = values[i] < lows[0] ? values[i] : lows[0];
-        highs[0] = values[i] > highs[0] ? values[i] : highs[0];
-    }
-    for (size_t lane = 1; lane < 4; ++lane) {
-        lows[0] = lows[lane] < lows[0] ? lows[lane] : lows[0];
-        highs[0] = highs[lane] > highs[0] ? highs[lane] : highs[0];
-    }
-    *low = lows[0];
-    *high = highs[0];
-}
-
-static int sg_compare_keys(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
 static inline double sg_window_value(const double *source, size_t i, bool absolute, double centre)
 {
     return absolute ? fabs(source[i] - centre) : source[i];
@@ -588,27 +557,26 @@ static void sg_standardise_column(void *context, size_t column, int slot)
     sg_lts_column *out = &pass->columns[column];
     memset(out, 0, sizeof *out);
     out->status = STATGPU_OK;
-    /* With an intercept the median's pass also gives the column's range. */
-    double location = 0.0, low = 0.0, high = 0.0;
-    if (centre)
+    /* The location's pass gives the column's range; without an intercept
+     * the scale's pass gives the largest |x|, 0 for a column of zeros. */
+    double location = 0.0, low = 0.0, high = 0.0, spread = 0.0;
+    if (centre) {
         out->status = sg_lts_median_window(source, n, false, 0.0, SG_LTS_MEDIAN_SAMPLE, target, &location, &low, &high);
-    else if (predictor)
-        sg_range(source, n, &low, &high);
+        if (out->status != STATGPU_OK)
+            return;
+        if (predictor && low == high) {
+            out->fault = SG_LTS_COLUMN_CONSTANT;
+            out->value = source[0];
+            return;
+        }
+    }
+    out->status = sg_lts_median_window(source, n, true, location, SG_LTS_MEDIAN_SAMPLE, target, &spread, NULL, &high);
     if (out->status != STATGPU_OK)
         return;
-    if (predictor && centre && low == high) {
-        out->fault = SG_LTS_COLUMN_CONSTANT;
-        out->value = source[0];
-        return;
-    }
-    if (predictor && !centre && low == 0.0 && high == 0.0) {
+    if (predictor && !centre && high == 0.0) {
         out->fault = SG_LTS_COLUMN_ZEROS;
         return;
     }
-    double spread;
-    out->status = sg_lts_median_window(source, n, true, location, SG_LTS_MEDIAN_SAMPLE, target, &spread, NULL, NULL);
-    if (out->status != STATGPU_OK)
-        return;
     if (!(spread > 0.0) || !isfinite(spread)) {
         /* The deviations' mean, summed in row order. */
         double mean_deviation = 0.0;

@@ -27,6 +27,9 @@ static inline double sg_double_from_key(uint64_t key)
     return value;
 }
 
+/* qsort's comparison of two total-order keys (uint64_t). */
+int sg_compare_keys(const void *a, const void *b);
+
 /* True when any element of the host array is NaN. */
 bool sg_cpu_has_nan(const void *data, statgpu_dtype dtype, size_t data_count, int thread_count);
 

@@ -388,7 +388,7 @@ static statgpu_status sg_radix_select(const void *data, statgpu_dtype dtype, con
 
 /* ---------------------------------------------------------------- dispatch */
 
-static int sg_compare_keys(const void *a, const void *b)
+int sg_compare_keys(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return (x > y) - (x < y);
