@@ -104,24 +104,6 @@ __device__ __forceinline__ void collect_append(bool want, unsigned segment, Key 
     }
 }
 
-/* Writes a warp's staged keys at the next free place of d_output, one
- * global atomic for all of them; keys past `capacity` are counted but not
- * written, so the picker sees the overflow. */
-template <typename Key>
-__device__ __forceinline__ void warp_flush(const Key *warp_stage, unsigned count, Key *d_output,
-                                           unsigned long long *d_output_count, uint64_t capacity)
-{
-    __syncwarp();
-    unsigned long long base = 0;
-    if (lane_id() == 0)
-        base = atomicAdd(d_output_count, static_cast<unsigned long long>(count));
-    base = __shfl_sync(0xffffffffu, base, 0);
-    for (unsigned i = lane_id(); i < count; i += 32)
-        if (base + i < capacity)
-            d_output[base + i] = warp_stage[i];
-    __syncwarp();
-}
-
 /* A cell of a bracket packed by pack_cells, for a key inside it. */
 template <typename Key>
 __device__ __forceinline__ unsigned bracket_cell(Key key, Key lo, uint32_t cells)
@@ -131,14 +113,16 @@ __device__ __forceinline__ unsigned bracket_cell(Key key, Key lo, uint32_t cells
     return (cells & 0x1FFFu) + static_cast<unsigned>(offset < last ? offset : last);
 }
 
-/* warp_flush for the staged window (kLoopWindowStaged): every staged key
- * also counts in its cell of the window, all lanes busy, rather than one
- * divergent shared atomic per key and element in the loop. Keys past
- * `capacity` are counted too. */
-template <typename Key>
-__device__ __forceinline__ void warp_flush_counted(const Key *warp_stage, unsigned count, Key *d_output,
-                                                   unsigned long long *d_output_count, uint64_t capacity,
-                                                   unsigned *histogram, Key lo, uint32_t cells)
+/* Writes a warp's staged keys at the next free place of d_output, one
+ * global atomic for all of them; keys past `capacity` are counted but not
+ * written, so the picker sees the overflow. kCount (the staged window,
+ * kLoopWindowStaged): every staged key also counts in its cell of the
+ * window (lo, cells), all lanes busy, rather than one divergent shared
+ * atomic per key in the loop. */
+template <typename Key, bool kCount>
+__device__ __forceinline__ void warp_flush(const Key *warp_stage, unsigned count, Key *d_output,
+                                           unsigned long long *d_output_count, uint64_t capacity,
+                                           unsigned *histogram, Key lo, uint32_t cells)
 {
     __syncwarp();
     unsigned long long base = 0;
@@ -149,7 +133,8 @@ __device__ __forceinline__ void warp_flush_counted(const Key *warp_stage, unsign
         const Key key = warp_stage[i];
         if (base + i < capacity)
             d_output[base + i] = key;
-        atomicAdd(&histogram[bracket_cell<Key>(key, lo, cells)], 1u);
+        if (kCount)
+            atomicAdd(&histogram[bracket_cell<Key>(key, lo, cells)], 1u);
     }
     __syncwarp();
 }
@@ -231,23 +216,14 @@ __device__ __forceinline__ void pass_loop(PassShared<Key> &s, const PassLoop<Key
             uint32_t flags, cells;
             Key lo;
             unsigned segment;
-            if (kStaged) {
+            if (kKind == kLoopWindow || kStaged) {
                 const bool under_lo = key < threshold[0];
                 const bool under_end = key < threshold[1];
                 below[0] += (valid[i] && under_lo) ? 1u : 0u;
                 below[1] += (valid[i] && under_end) ? 1u : 0u;
                 inside = valid[i] && !under_lo && under_end;
-                flags = inside ? radix::kCompact : 0u;  /* cells at the flush */
-                cells = few_cells;
-                lo = threshold[0];
-                segment = few_segment;
-            } else if (kKind == kLoopWindow) {
-                const bool under_lo = key < threshold[0];
-                const bool under_end = key < threshold[1];
-                below[0] += (valid[i] && under_lo) ? 1u : 0u;
-                below[1] += (valid[i] && under_end) ? 1u : 0u;
-                inside = valid[i] && !under_lo && under_end;
-                flags = inside ? few_flags : 0u;
+                /* Staged: the cells are counted at the flush. */
+                flags = inside ? (kStaged ? radix::kCompact : few_flags) : 0u;
                 cells = few_cells;
                 lo = threshold[0];
                 segment = few_segment;
@@ -267,6 +243,7 @@ __device__ __forceinline__ void pass_loop(PassShared<Key> &s, const PassLoop<Key
                  * them). Unrolled, a step is an add, a shared load, a
                  * compare and a select; the loop bounded at run time took
                  * 12 instructions a step (ncu/SASS, H200 machine). */
+                constexpr int kFirstStep = kDepth > 0 ? 1 << (kDepth - 1) : 0;  /* kDepth: general loops only */
                 int position = 0;  /* probes reach 2^kDepth - 1 at most */
                 if (sizeof(Key) == 8 && a.high_words) {
                     /* On the high words, then one full comparison: with
@@ -275,11 +252,11 @@ __device__ __forceinline__ void pass_loop(PassShared<Key> &s, const PassLoop<Key
                     const uint32_t key_high = static_cast<uint32_t>(static_cast<uint64_t>(key) >> 32);
                     const uint32_t *lo_words = reinterpret_cast<const uint32_t *>(s.lo);
 #pragma unroll
-                    for (int step = 1 << (kDepth - 1); step > 0; step >>= 1)
+                    for (int step = kFirstStep; step > 0; step >>= 1)
                         position += lo_words[2 * (position + step) + 1] <= key_high ? step : 0;
                 } else {
 #pragma unroll
-                    for (int step = 1 << (kDepth - 1); step > 0; step >>= 1)
+                    for (int step = kFirstStep; step > 0; step >>= 1)
                         position += s.lo[position + step] <= key ? step : 0;
                 }
                 /* Below the first bracket (then no probe passed), or above
@@ -307,11 +284,8 @@ __device__ __forceinline__ void pass_loop(PassShared<Key> &s, const PassLoop<Key
             }
         }
         if (a.compacting && staged > kFlushAt) {
-            if (kStaged)
-                warp_flush_counted<Key>(warp_stage, staged, a.out, &a.d_counters->output_count, a.output_capacity,
-                                        histogram, threshold[0], few_cells);
-            else
-                warp_flush<Key>(warp_stage, staged, a.out, &a.d_counters->output_count, a.output_capacity);
+            warp_flush<Key, kStaged>(warp_stage, staged, a.out, &a.d_counters->output_count, a.output_capacity,
+                                     histogram, threshold[0], few_cells);
             staged = 0;
         }
 #pragma unroll
@@ -320,13 +294,9 @@ __device__ __forceinline__ void pass_loop(PassShared<Key> &s, const PassLoop<Key
             valid[i] = next_valid[i];
         }
     }
-    if (a.compacting && staged > 0) {
-        if (kStaged)
-            warp_flush_counted<Key>(warp_stage, staged, a.out, &a.d_counters->output_count, a.output_capacity,
-                                    histogram, threshold[0], few_cells);
-        else
-            warp_flush<Key>(warp_stage, staged, a.out, &a.d_counters->output_count, a.output_capacity);
-    }
+    if (a.compacting && staged > 0)
+        warp_flush<Key, kStaged>(warp_stage, staged, a.out, &a.d_counters->output_count, a.output_capacity,
+                                 histogram, threshold[0], few_cells);
 #pragma unroll
     for (int t = 0; t < kThresholds; ++t) {
         if (t >= static_cast<int>(a.threshold_count))
