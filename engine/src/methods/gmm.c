@@ -1189,22 +1189,28 @@ statgpu_status statgpu_gmm(statgpu_context *context, const double *data, size_t 
 #define SG_GMM_SIDE_BY_SIDE_ROWS ((size_t)65536)
 #define SG_GMM_MOST_WORKERS 4
 
+/* One candidate fitted on a worker: what statgpu_gmm gave, and the
+ * worker's backend record after it. */
+typedef struct sg_gmm_outcome {
+    statgpu_gmm_result *fit;
+    statgpu_status      status;
+    char                message[SG_MESSAGE_BYTES];
+    statgpu_backend     used;
+    double              transfer_seconds, compute_seconds;
+    char                note[256];
+} sg_gmm_outcome;
+
 typedef struct sg_gmm_select_job {
-    const double             *data;
-    size_t                    n_obs, n_vars, ld;
-    const statgpu_gmm_params *params;
+    const double                *data;
+    size_t                       n_obs, n_vars, ld;
+    const statgpu_gmm_params    *params;
     const statgpu_gmm_candidate *candidates;
-    size_t                    count;
-    statgpu_gmm_result      **fits;      /* count */
-    statgpu_status           *statuses;  /* count */
-    char                    (*messages)[SG_MESSAGE_BYTES];
-    statgpu_backend          *used;      /* count: the backend that ran each */
-    double                   *seconds;   /* count x 2: copy, compute */
-    char                    (*notes)[256];
-    pthread_mutex_t           mutex;
-    pthread_cond_t            progress;
-    size_t                    next, finished, first_failure;
-    atomic_bool               cancelled;
+    size_t                       count;
+    sg_gmm_outcome              *outcomes;  /* count */
+    pthread_mutex_t              mutex;
+    pthread_cond_t               progress;
+    size_t                       next, finished, first_failure;
+    atomic_bool                  cancelled;
 } sg_gmm_select_job;
 
 typedef struct sg_gmm_select_worker {
@@ -1223,6 +1229,7 @@ static void *sg_gmm_select_work(void *argument)
 {
     sg_gmm_select_worker *worker = argument;
     sg_gmm_select_job *job = worker->job;
+    statgpu_context *context = worker->context;
     for (;;) {
         pthread_mutex_lock(&job->mutex);
         size_t c = job->next++;
@@ -1232,26 +1239,25 @@ static void *sg_gmm_select_work(void *argument)
         if (c >= job->count)
             return NULL;
         const statgpu_gmm_candidate *candidate = &job->candidates[c];
-        statgpu_status status = STATGPU_OK;
+        sg_gmm_outcome *outcome = &job->outcomes[c];
         if (candidate->status != STATGPU_OK) {
             /* a k above the rows: not fitted */
         } else if (skip) {
-            status = STATGPU_ERROR_CANCELLED;
-            snprintf(job->messages[c], SG_MESSAGE_BYTES, "cancelled");
+            outcome->status = STATGPU_ERROR_CANCELLED;
+            snprintf(outcome->message, sizeof outcome->message, "cancelled");
         } else {
             statgpu_gmm_params params = *job->params;
             params.covariance = candidate->covariance;
-            status = statgpu_gmm(worker->context, job->data, job->n_obs, job->n_vars, job->ld, candidate->k, &params,
-                                 &job->fits[c]);
-            snprintf(job->messages[c], SG_MESSAGE_BYTES, "%s", worker->context->last_error);
-            job->used[c] = worker->context->last_used;
-            job->seconds[2 * c] = worker->context->last_transfer_seconds;
-            job->seconds[2 * c + 1] = worker->context->last_compute_seconds;
-            snprintf(job->notes[c], sizeof job->notes[c], "%s", worker->context->note);
+            outcome->status = statgpu_gmm(context, job->data, job->n_obs, job->n_vars, job->ld, candidate->k, &params,
+                                          &outcome->fit);
+            snprintf(outcome->message, sizeof outcome->message, "%s", context->last_error);
+            outcome->used = context->last_used;
+            outcome->transfer_seconds = context->last_transfer_seconds;
+            outcome->compute_seconds = context->last_compute_seconds;
+            snprintf(outcome->note, sizeof outcome->note, "%s", context->note);
         }
         pthread_mutex_lock(&job->mutex);
-        job->statuses[c] = status;
-        if (status != STATGPU_OK && c < job->first_failure)
+        if (outcome->status != STATGPU_OK && c < job->first_failure)
             job->first_failure = c;
         ++job->finished;
         pthread_cond_signal(&job->progress);
@@ -1288,39 +1294,31 @@ static bool sg_gmm_select_workers(statgpu_context *context, int count, int threa
     return true;
 }
 
-/* Fits every candidate whose status is OK on `workers` threads; fits[c]
- * and statuses[c] as statgpu_gmm would give them one after another, and
- * the parent's backend record that of the last candidate fitted. */
+/* Fits every candidate whose status is OK on `workers` threads into
+ * outcomes (count, zeroed), each as statgpu_gmm would give it one after
+ * another, and gives the parent the backend record of the last candidate
+ * fitted. STATGPU_ERROR_OUT_OF_MEMORY, having fitted none, where the
+ * workers cannot be made. */
 static statgpu_status sg_gmm_fit_side_by_side(statgpu_context *context, const double *data, size_t n_obs,
                                               size_t n_vars, size_t ld, const statgpu_gmm_params *params,
                                               const statgpu_gmm_candidate *candidates, size_t count, int workers,
-                                              statgpu_gmm_result **fits, statgpu_status *statuses,
-                                              char (*messages)[SG_MESSAGE_BYTES])
+                                              sg_gmm_outcome *outcomes)
 {
     int threads_each = context->cpu_thread_count / workers;
     if (threads_each < 1)
         threads_each = 1;
-    if (!sg_gmm_select_workers(context, workers, threads_each))
-        return STATGPU_ERROR_OUT_OF_MEMORY;
-    sg_gmm_select_job job = { .data = data, .n_obs = n_obs, .n_vars = n_vars, .ld = ld, .params = params,
-                              .candidates = candidates, .count = count, .fits = fits, .statuses = statuses,
-                              .messages = messages };
-    job.used = calloc(count, sizeof *job.used);
-    job.seconds = calloc(2 * count, sizeof *job.seconds);
-    job.notes = calloc(count, sizeof *job.notes);
     sg_gmm_select_worker *list = calloc((size_t)workers, sizeof *list);
     pthread_t *threads = calloc((size_t)workers, sizeof *threads);
-    if (!job.used || !job.seconds || !job.notes || !list || !threads) {
-        free(job.used);
-        free(job.seconds);
-        free(job.notes);
+    if (!list || !threads || !sg_gmm_select_workers(context, workers, threads_each)) {
         free(list);
         free(threads);
         return STATGPU_ERROR_OUT_OF_MEMORY;
     }
+    sg_gmm_select_job job = { .data = data, .n_obs = n_obs, .n_vars = n_vars, .ld = ld, .params = params,
+                              .candidates = candidates, .count = count, .outcomes = outcomes,
+                              .first_failure = SIZE_MAX };
     pthread_mutex_init(&job.mutex, NULL);
     pthread_cond_init(&job.progress, NULL);
-    job.first_failure = SIZE_MAX;
     atomic_init(&job.cancelled, false);
     int started = 0;
     for (int w = 0; w < workers; ++w) {
@@ -1359,16 +1357,13 @@ static statgpu_status sg_gmm_fit_side_by_side(statgpu_context *context, const do
         context->workers[w]->params.progress_user_data = NULL;
     }
     for (size_t c = count; c-- > 0;)
-        if (candidates[c].status == STATGPU_OK && statuses[c] == STATGPU_OK) {
-            sg_dispatch_ran(context, job.used[c], job.seconds[2 * c], job.seconds[2 * c + 1]);
-            snprintf(context->note, sizeof context->note, "%s", job.notes[c]);
+        if (candidates[c].status == STATGPU_OK && outcomes[c].status == STATGPU_OK) {
+            sg_dispatch_ran(context, outcomes[c].used, outcomes[c].transfer_seconds, outcomes[c].compute_seconds);
+            snprintf(context->note, sizeof context->note, "%s", outcomes[c].note);
             break;
         }
     pthread_cond_destroy(&job.progress);
     pthread_mutex_destroy(&job.mutex);
-    free(job.used);
-    free(job.seconds);
-    free(job.notes);
     free(list);
     free(threads);
     return STATGPU_OK;
@@ -1415,9 +1410,7 @@ statgpu_status statgpu_gmm_select(statgpu_context *context, const double *data, 
     statgpu_gmm_result *best = NULL;
     size_t best_index = 0;
     statgpu_status status = STATGPU_OK;
-    statgpu_gmm_result **fits = NULL;  /* side by side: every candidate's fit, status and message */
-    statgpu_status *statuses = NULL;
-    char (*messages)[SG_MESSAGE_BYTES] = NULL;
+    sg_gmm_outcome *outcomes = NULL;  /* side by side: every candidate's fit */
     size_t fitted = 0;
     for (size_t c = 0; c < count; ++c) {
         statgpu_gmm_candidate *candidate = &candidates[c];
@@ -1434,22 +1427,12 @@ statgpu_status statgpu_gmm_select(statgpu_context *context, const double *data, 
     if (workers > context->cpu_thread_count)
         workers = context->cpu_thread_count;
     if (workers > 1 && n_obs < SG_GMM_SIDE_BY_SIDE_ROWS) {
-        fits = calloc(count, sizeof *fits);
-        statuses = calloc(count, sizeof *statuses);
-        messages = calloc(count, sizeof *messages);
-        status = fits && statuses && messages
-                     ? sg_gmm_fit_side_by_side(context, data, n_obs, n_vars, ld, &chosen, candidates, count, workers,
-                                               fits, statuses, messages)
-                     : STATGPU_ERROR_OUT_OF_MEMORY;
-        if (status != STATGPU_OK) {
+        outcomes = calloc(count, sizeof *outcomes);
+        if (outcomes != NULL && sg_gmm_fit_side_by_side(context, data, n_obs, n_vars, ld, &chosen, candidates, count,
+                                                        workers, outcomes) != STATGPU_OK) {
             /* No room for the workers: one candidate after another. */
-            free(fits);
-            free(statuses);
-            free(messages);
-            fits = NULL;
-            statuses = NULL;
-            messages = NULL;
-            status = STATGPU_OK;
+            free(outcomes);
+            outcomes = NULL;
         }
     }
     for (size_t c = 0; c < count; ++c) {
@@ -1457,12 +1440,12 @@ statgpu_status statgpu_gmm_select(statgpu_context *context, const double *data, 
         if (candidate->status != STATGPU_OK)
             continue;
         statgpu_gmm_result *fit = NULL;
-        if (fits != NULL) {
-            fit = fits[c];
-            fits[c] = NULL;
-            status = statuses[c];
+        if (outcomes != NULL) {
+            fit = outcomes[c].fit;
+            outcomes[c].fit = NULL;
+            status = outcomes[c].status;
             if (status != STATGPU_OK) {
-                sg_fail(context, status, "%s", messages[c]);
+                sg_fail(context, status, "%s", outcomes[c].message);
                 goto done;
             }
         } else {
@@ -1495,11 +1478,9 @@ statgpu_status statgpu_gmm_select(statgpu_context *context, const double *data, 
     status = sg_succeed(context);
 done:
     statgpu_gmm_result_destroy(best);
-    for (size_t c = 0; fits != NULL && c < count; ++c)
-        statgpu_gmm_result_destroy(fits[c]);
-    free(fits);
-    free(statuses);
-    free(messages);
+    for (size_t c = 0; outcomes != NULL && c < count; ++c)
+        statgpu_gmm_result_destroy(outcomes[c].fit);
+    free(outcomes);
     free(candidates);
     return status;
 }
