@@ -24,6 +24,7 @@
  * registers; more than 16 variables run on the CPU.
  */
 #include "cuda_state.h"
+#include "math/exp_nonpositive.h"
 #include "mma_f64.cuh"
 
 #include <algorithm>
@@ -38,7 +39,8 @@ struct statgpu_cuda_gmm_session {
     size_t n = 0;
     int d = 0, padded = 0, k = 0, grid = 0;
     size_t shared_bytes = 0, entries = 0, stride = 0, model_doubles = 0;
-    int major = 0;                  /* the major version of the tensor-core kernel's machine code */
+    int major = 0;                  /* the major version of the m8n8k4 phase 2's machine code */
+    bool tensor = false;            /* whether estep_tensor_kernel's machine code is sm_90's */
     double *d_data = nullptr;       /* n x padded, column-major; these arrays are carved from the
                                        state's mixture workspace */
     double *d_model = nullptr;      /* log_norm k, means k x padded (j padded + v), factors */
@@ -170,6 +172,106 @@ constexpr int kMmaOwn = kMmaComponents / (kRows / 32);
  * read fall in different banks. */
 constexpr int kXStride = kRows + 4;
 
+/* The m8n8k4 phase 2's sums of the Own components a warp owns (w, w + 8):
+ * per owned component the lane's two entries of the 8 x 8 products, its
+ * r (x - mean)_v over its rows and its r. */
+template <int Own>
+struct MmaSums {
+    double products[Own][2] = {}, first[Own] = {}, weight[Own] = {};
+
+    /* The tile's rows: x at s_x[v kXStride + t], r at s_r[j kRows + t]. A's
+     * 8 x 4 fragment: lane (v, s) holds r_s (x_s - mean)_v; B's 4 x 8: the
+     * same lane holds (x_s - mean)_v. */
+    __device__ __forceinline__ void add_tile(const double *s_x, const double *s_r, const double *s_means, int k)
+    {
+        const int warp = threadIdx.x / 32, v_lane = (threadIdx.x % 32) >> 2, s_lane = threadIdx.x & 3;
+#pragma unroll
+        for (int own = 0; own < Own; ++own) {
+            const int j = warp + (kRows / 32) * own;
+            if (j >= k)
+                break;
+            const double mean = s_means[j * 8 + v_lane];
+            double d0 = products[own][0], d1 = products[own][1];
+            double f = first[own], w = weight[own];
+#pragma unroll 4
+            for (int g = 0; g < kRows / 4; ++g) {
+                const int row = 4 * g + s_lane;
+                const double r = s_r[j * kRows + row];
+                const double c = s_x[v_lane * kXStride + row] - mean;
+                const double a = r * c;
+                mma_8x8x4(d0, d1, a, c);
+                f += a;
+                w += r;
+            }
+            products[own][0] = d0;
+            products[own][1] = d1;
+            first[own] = f;
+            weight[own] = w;
+        }
+    }
+
+    /* A warp's components are its alone in the block: the four lanes of a
+     * variable (rows s = 0..3) added by two shuffles (the same bits in
+     * each), then written as the components' entries at out (1 + j E). */
+    __device__ __forceinline__ void write(double *out, int k)
+    {
+        constexpr int E = entry_count(8, true);
+        const int warp = threadIdx.x / 32, v_lane = (threadIdx.x % 32) >> 2, s_lane = threadIdx.x & 3;
+#pragma unroll
+        for (int own = 0; own < Own; ++own) {
+            const int j = warp + (kRows / 32) * own;
+            if (j >= k)
+                break;
+            double f = first[own], w = weight[own];
+            f += __shfl_xor_sync(0xffffffffu, f, 1);
+            f += __shfl_xor_sync(0xffffffffu, f, 2);
+            w += __shfl_xor_sync(0xffffffffu, w, 1);
+            w += __shfl_xor_sync(0xffffffffu, w, 2);
+            double *component = out + 1 + static_cast<size_t>(j) * E;
+            if (threadIdx.x % 32 == 0)
+                component[0] = w;
+            if (s_lane == 0)
+                component[1 + v_lane] = f;
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                const int col = 2 * s_lane + e;  /* C's fragment: row v_lane, columns 2 s + e */
+                if (v_lane <= col)
+                    component[1 + 8 + col * (col + 1) / 2 + v_lane] = products[own][e];
+            }
+        }
+    }
+};
+
+/* A valid row's log-likelihood lse into the thread's sum, and to *row_ll
+ * where asked. */
+__device__ __forceinline__ void add_row_log_likelihood(bool valid, double lse, double *row_ll, double *ll)
+{
+    if (valid) {
+        *ll += lse;
+        if (row_ll != nullptr)
+            *row_ll = lse;
+    }
+}
+
+/* The block's log-likelihood into *out: the threads' sums added in each
+ * warp, then the warps in order (a fixed order); s_reduce holds kRows / 32
+ * doubles. Ends with a barrier, so s_reduce may be reused. */
+__device__ void write_block_log_likelihood(double ll, double *s_reduce, double *out)
+{
+    for (int offset = 16; offset > 0; offset /= 2)
+        ll += __shfl_down_sync(0xffffffffu, ll, offset);
+    if (threadIdx.x % 32 == 0)
+        s_reduce[threadIdx.x / 32] = ll;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double block_ll = 0.0;
+        for (int w = 0; w < kRows / 32; ++w)
+            block_ll += s_reduce[w];
+        *out = block_ll;
+    }
+    __syncthreads();
+}
+
 template <int D, bool Triangular, int Parts, bool Mma = false>
 __global__ void __launch_bounds__(kRows, (D <= 8 || Parts > 1) ? 2 : 1)
     estep_kernel(const double *__restrict__ data, size_t n, int k, int lanes, const double *__restrict__ model,
@@ -201,10 +303,7 @@ __global__ void __launch_bounds__(kRows, (D <= 8 || Parts > 1) ? 2 : 1)
     for (int a = 0; a < A; ++a)
         acc[a] = 0.0;
     double ll = 0.0;
-    /* The tensor-core phase 2's sums: per owned component, the lane's two
-     * entries of the 8 x 8 products, its r (x - mean)_v over its rows and its r. */
-    const int warp = t / 32, v_lane = (t % 32) >> 2, s_lane = t & 3;
-    double mma_products[kMmaOwn][2] = {}, mma_first[kMmaOwn] = {}, mma_r[kMmaOwn] = {};
+    MmaSums<kMmaOwn> mma_sums;  /* the tensor-core phase 2's */
     __syncthreads();
 
     const size_t tiles = (n + kRows - 1) / kRows;
@@ -260,39 +359,11 @@ __global__ void __launch_bounds__(kRows, (D <= 8 || Parts > 1) ? 2 : 1)
             if (resp != nullptr && valid)
                 resp[i + n * j] = r;
         }
-        if (valid) {
-            ll += lse;
-            if (row_ll != nullptr)
-                row_ll[i] = lse;
-        }
+        add_row_log_likelihood(valid, lse, row_ll == nullptr ? nullptr : row_ll + i, &ll);
         __syncthreads();
 
         if constexpr (Mma) {
-            /* A's 8 x 4 fragment: lane (v, s) holds r_s (x_s - mean)_v; B's
-             * 4 x 8: the same lane holds (x_s - mean)_v. */
-#pragma unroll
-            for (int own = 0; own < kMmaOwn; ++own) {
-                const int j = warp + (kRows / 32) * own;
-                if (j >= k)
-                    break;
-                const double mean = s_means[j * D + v_lane];
-                double d0 = mma_products[own][0], d1 = mma_products[own][1];
-                double first = mma_first[own], weight = mma_r[own];
-#pragma unroll 4
-                for (int g = 0; g < kRows / 4; ++g) {
-                    const int row = 4 * g + s_lane;
-                    const double r = s_r[j * kRows + row];
-                    const double c = s_x[v_lane * kXStride + row] - mean;
-                    const double a = r * c;
-                    mma_8x8x4(d0, d1, a, c);
-                    first += a;
-                    weight += r;
-                }
-                mma_products[own][0] = d0;
-                mma_products[own][1] = d1;
-                mma_first[own] = first;
-                mma_r[own] = weight;
-            }
+            mma_sums.add_tile(s_x, s_r, s_means, k);
         } else if (j_own < k) {
             double mean[D];
 #pragma unroll
@@ -312,47 +383,11 @@ __global__ void __launch_bounds__(kRows, (D <= 8 || Parts > 1) ? 2 : 1)
         __syncthreads();
     }
 
-    /* The log-likelihood: warps, then the warps in order. */
     double *s_reduce = s_x;  /* the tile's space, free now */
-    for (int offset = 16; offset > 0; offset /= 2)
-        ll += __shfl_down_sync(0xffffffffu, ll, offset);
-    if (t % 32 == 0)
-        s_reduce[t / 32] = ll;
-    __syncthreads();
-    if (t == 0) {
-        double block_ll = 0.0;
-        for (int w = 0; w < kRows / 32; ++w)
-            block_ll += s_reduce[w];
-        partials[blockIdx.x * stride] = block_ll;
-    }
-    __syncthreads();
+    write_block_log_likelihood(ll, s_reduce, partials + blockIdx.x * stride);
 
     if constexpr (Mma) {
-        /* A warp's own components are its alone in the block: the four lanes
-         * of a variable (rows s = 0..3) added by two shuffles (the same bits
-         * in each), then written as the component's entries. */
-#pragma unroll
-        for (int own = 0; own < kMmaOwn; ++own) {
-            const int j = warp + (kRows / 32) * own;
-            if (j >= k)
-                break;
-            double first = mma_first[own], weight = mma_r[own];
-            first += __shfl_xor_sync(0xffffffffu, first, 1);
-            first += __shfl_xor_sync(0xffffffffu, first, 2);
-            weight += __shfl_xor_sync(0xffffffffu, weight, 1);
-            weight += __shfl_xor_sync(0xffffffffu, weight, 2);
-            double *out = partials + blockIdx.x * stride + 1 + static_cast<size_t>(j) * E;
-            if (t % 32 == 0)
-                out[0] = weight;
-            if (s_lane == 0)
-                out[1 + v_lane] = first;
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-                const int col = 2 * s_lane + e;  /* C's fragment: row v_lane, columns 2 s + e */
-                if (v_lane <= col)
-                    out[1 + D + col * (col + 1) / 2 + v_lane] = mma_products[own][e];
-            }
-        }
+        mma_sums.write(partials + blockIdx.x * stride, k);
         return;
     }
 
@@ -381,6 +416,135 @@ __global__ void __launch_bounds__(kRows, (D <= 8 || Parts > 1) ? 2 : 1)
             value += s_reduce[(first_segment + q) * A + place];
         partials[blockIdx.x * stride + 1 + e] = value;
     }
+}
+
+/* The E-step with phase 1's quadratic forms on the sm_90 tensor-core shapes
+ * (mma.sync m16n8k8), for D = 8 with full factors and at most
+ * kMmaComponents components. Per tile, warp w takes rows 32 w ... 32 w + 31:
+ *   1. per component j and 16 rows, Y = (X - mean_j) F_j as one product (the
+ *      FMA kernel read a factor entry from shared memory for every entry it
+ *      multiplied; here a lane reads two per component and 16 rows), each
+ *      row's |y|^2 from its four lanes by two shuffles; lp into s_r;
+ *   2. lane l takes row 32 w + l: one exp per component, the log-sum-exp and
+ *      the responsibilities;
+ *   3. after the block's barrier, the sums as estep_kernel's m8n8k4 phase 2.
+ * On the H100 FP64 vector instructions and FP64 tensor-core products share
+ * one pipe (Nsight Compute's "shared pipe"): phase 1 on the tensor cores
+ * saves issue slots, not FP64 work (half of an 8 x 8 triangular factor is
+ * zeros), and phase 2 stays on m8n8k4, which wastes none of its products
+ * (an m16n8k8 phase 2 with the first moments in A's spare rows, and the row
+ * sums as a product with a B of -1/2, were tried: the pipe went to 65% and
+ * the E-step got slower; bench/NOTES.md, "GMM v8").
+ * Slots (8 or 16, at least k) sizes the unrolled per-row loops: with no
+ * branch among them, the exps' constants stay in registers (the exp is
+ * math/exp_nonpositive.h's, fused: 28 instructions where CUDA's took 50).
+ * Fixed order throughout: the same bits on every repeat. */
+template <int Slots>
+__global__ void __launch_bounds__(kRows, 2)
+    estep_tensor_kernel(const double *__restrict__ data, size_t n, int k, const double *__restrict__ model,
+                        size_t model_stride, double *__restrict__ partials, size_t stride,
+                        double *__restrict__ resp, double *__restrict__ row_ll)
+{
+    constexpr int D = 8;
+    extern __shared__ double shared[];
+    model += blockIdx.y * model_stride;
+    partials += static_cast<size_t>(blockIdx.y) * gridDim.x * stride;
+    double *s_log_norm = shared;
+    double *s_means = s_log_norm + k;    /* j D + v */
+    double *s_factors = s_means + k * D; /* j D^2 + 32 s + lane: lane (g, q)'s b[s] = F_j[q + 4 s][g] */
+    double *s_x = s_factors + k * D * D; /* v kXStride + t */
+    double *s_r = s_x + D * kXStride;    /* j kRows + t */
+    for (int e = threadIdx.x; e < k * (1 + D); e += blockDim.x)
+        shared[e] = model[e];
+    for (int e = threadIdx.x; e < k * D * D; e += blockDim.x) {
+        const int j = e / (D * D), s = (e / 32) % 2, lane = e % 32;
+        s_factors[e] = model[k * (1 + D) + j * D * D + (lane % 4 + 4 * s) + D * (lane / 4)];
+    }
+
+    const int t = threadIdx.x, warp = t / 32, lane = t % 32, g = lane / 4, q = lane % 4;
+    MmaSums<Slots / (kRows / 32)> sums;
+    double ll = 0.0;
+    __syncthreads();
+
+    const size_t tiles = (n + kRows - 1) / kRows;
+    for (size_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const size_t i = tile * kRows + t;
+        const bool valid = i < n;
+#pragma unroll
+        for (int v = 0; v < D; ++v)
+            s_x[v * kXStride + t] = valid ? data[i + n * v] : 0.0;
+        __syncwarp();
+
+        /* 1. The warp's 32 rows as two 16-row A fragments: x[half][h + 2 s] =
+         * X[32 warp + 16 half + g + 8 h][q + 4 s]. */
+        double x[2][4];
+#pragma unroll
+        for (int half = 0; half < 2; ++half)
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                x[half][e] = s_x[(q + 4 * (e / 2)) * kXStride + 32 * warp + 16 * half + g + 8 * (e % 2)];
+        for (int j = 0; j < k; ++j) {
+            const double mean[2] = { s_means[j * D + q], s_means[j * D + q + 4] };
+            const double b[2] = { s_factors[j * D * D + lane], s_factors[j * D * D + 32 + lane] };
+            const double log_norm = s_log_norm[j];
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                double a[4], y[4] = {};
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    a[e] = x[half][e] - mean[e / 2];
+                mma_16x8<8>(y, a, b);
+                /* y[2 h + i] = Y[g + 8 h][2 q + i]: row g + 8 h's squares
+                 * over this lane's two columns, then over the four lanes q. */
+                double part[2] = { fma(y[1], y[1], y[0] * y[0]), fma(y[3], y[3], y[2] * y[2]) };
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    part[h] += __shfl_xor_sync(0xffffffffu, part[h], 1);
+                    part[h] += __shfl_xor_sync(0xffffffffu, part[h], 2);
+                }
+                /* lanes q and q + 2 write the same value to the same place,
+                 * with no branch */
+                s_r[j * kRows + 32 * warp + 16 * half + g + 8 * (q & 1)] =
+                    fma(-0.5, (q & 1) == 0 ? part[0] : part[1], log_norm);
+            }
+        }
+        __syncwarp();
+
+        /* 2. Row t: r_j = exp(lp_j - largest) / sum; the slots past k hold
+         * -inf, whose exp is 0. */
+        double e[Slots];
+        double largest = -INFINITY;
+#pragma unroll
+        for (int j = 0; j < Slots; ++j) {
+            e[j] = j < k ? s_r[j * kRows + t] : -INFINITY;
+            largest = e[j] > largest ? e[j] : largest;  /* fmax's NaN rules cost 10 instructions */
+        }
+        double total = 0.0;
+#pragma unroll
+        for (int j = 0; j < Slots; ++j) {
+            const double y = e[j] - largest;  /* at most 0; below -746 the exp is 0 */
+            e[j] = sg_exp_nonpositive_with(y < -746.0 ? -746.0 : y, 1);
+            total += e[j];
+        }
+        const double lse = largest + log(total), inverse = 1.0 / total;
+#pragma unroll
+        for (int j = 0; j < Slots; ++j)
+            if (j < k) {
+                const double r = valid ? e[j] * inverse : 0.0;
+                s_r[j * kRows + t] = r;
+                if (resp != nullptr && valid)
+                    resp[i + n * j] = r;
+            }
+        add_row_log_likelihood(valid, lse, row_ll == nullptr ? nullptr : row_ll + i, &ll);
+        __syncthreads();
+
+        /* 3. The sums. */
+        sums.add_tile(s_x, s_r, s_means, k);
+        __syncthreads();
+    }
+
+    write_block_log_likelihood(ll, s_x, partials + blockIdx.x * stride);
+    sums.write(partials + blockIdx.x * stride, k);
 }
 
 /* reduced[e] = the blocks' partials[b stride + e] added in block order, for
@@ -419,6 +583,21 @@ int parts_for(int padded, bool triangular, int k)
 bool use_mma(int padded, bool triangular, int k, int major)
 {
     return padded == 8 && triangular && k <= kMmaComponents && major >= 8;
+}
+
+/* Whether estep_tensor_kernel runs: D = 8 with full factors, at most
+ * kMmaComponents components, its machine code sm_90's. */
+bool use_tensor(const statgpu_cuda_gmm_session *session, bool triangular)
+{
+    return session->tensor && session->padded == 8 && triangular && session->k <= kMmaComponents;
+}
+
+using TensorKernel = void (*)(const double *, size_t, int, const double *, size_t, double *, size_t, double *,
+                              double *);
+
+TensorKernel tensor_kernel_of(int k)
+{
+    return k <= 8 ? estep_tensor_kernel<8> : estep_tensor_kernel<kMmaComponents>;
 }
 
 EstepKernel estep_kernel_of(int padded, bool triangular, int parts, bool mma = false)
@@ -521,9 +700,18 @@ statgpu_cuda_status gmm_begin(statgpu_cuda_state *state, const double *data, siz
                          ? mma_attributes.binaryVersion / 10
                          : 0;
     (void)cudaGetLastError();
-    /* STATGPU_CUDA_GMM_MMA=0 keeps phase 2 off the tensor cores, to compare the two. */
-    if (const char *mma = std::getenv("STATGPU_CUDA_GMM_MMA"); mma != nullptr && std::strcmp(mma, "0") == 0)
+    cudaFuncAttributes tensor_attributes;
+    session->tensor = cudaFuncGetAttributes(&tensor_attributes, estep_tensor_kernel<8>) == cudaSuccess &&
+                      tensor_attributes.binaryVersion >= 90;
+    (void)cudaGetLastError();
+    /* STATGPU_CUDA_GMM_MMA=0 keeps the E-step off the tensor cores, =1 keeps it
+     * to the m8n8k4 phase 2: to compare the three. */
+    if (const char *mma = std::getenv("STATGPU_CUDA_GMM_MMA"); mma != nullptr && std::strcmp(mma, "0") == 0) {
         session->major = std::min(session->major, 7);
+        session->tensor = false;
+    } else if (mma != nullptr && std::strcmp(mma, "1") == 0) {
+        session->tensor = false;
+    }
     if (session->shared_bytes > static_cast<size_t>(std::max(optin, 48 * 1024))) {
         free_session(session);
         call.fail(STATGPU_CUDA_INVALID_ARGUMENT, "this mixture's model does not fit in the GPU's shared memory");
@@ -555,6 +743,10 @@ statgpu_cuda_status gmm_begin(statgpu_cuda_state *state, const double *data, siz
                          "allocating the GMM model") &&
               call.check(cudaMallocHost(&session->h_reduced, kMostModels * session->stride * sizeof(double)),
                          "allocating the GMM sums");
+    if (ok && session->shared_bytes > 48 * 1024 && use_tensor(session, true))
+        ok = call.check(cudaFuncSetAttribute(tensor_kernel_of(session->k), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(session->shared_bytes)),
+                        "reserving shared memory for the GMM E-step");
     for (bool triangular : {true, false})
         if (ok && session->shared_bytes > 48 * 1024)
             ok = call.check(cudaFuncSetAttribute(estep_kernel_of(padded, triangular,
@@ -640,10 +832,16 @@ statgpu_cuda_status gmm_estep(statgpu_cuda_gmm_session *session, const statgpu_c
         return call.status();
     const int parts = parts_for(padded, triangular, k);
     const dim3 grid(static_cast<unsigned>(session->grid), static_cast<unsigned>(model_count));
-    estep_kernel_of(padded, triangular, parts, use_mma(padded, triangular, k, session->major))
-        <<<grid, kRows, session->shared_bytes, stream>>>(
-        session->d_data, session->n, k, lanes_for(k, parts), session->d_model, model_stride, session->d_partials,
-        session->stride, final_step ? session->d_resp : nullptr, final_step ? session->d_row_ll : nullptr);
+    double *resp = final_step ? session->d_resp : nullptr, *row_ll = final_step ? session->d_row_ll : nullptr;
+    if (use_tensor(session, triangular))
+        tensor_kernel_of(k)<<<grid, kRows, session->shared_bytes, stream>>>(
+            session->d_data, session->n, k, session->d_model, model_stride, session->d_partials, session->stride,
+            resp, row_ll);
+    else
+        estep_kernel_of(padded, triangular, parts, use_mma(padded, triangular, k, session->major))
+            <<<grid, kRows, session->shared_bytes, stream>>>(session->d_data, session->n, k, lanes_for(k, parts),
+                                                            session->d_model, model_stride, session->d_partials,
+                                                            session->stride, resp, row_ll);
     if (!call.check(cudaGetLastError(), "running the GMM E-step"))
         return call.status();
     const size_t used = 1 + static_cast<size_t>(k) * entry_count(padded, triangular);

@@ -301,7 +301,8 @@ static void test_gmm(void **state)
     TEST_SKIP_IF(g_skip_reason);
     check_gmm_restarts();
     const size_t shapes[][3] = { { 300, 1, 2 }, { 5000, 3, 5 }, { 20000, 8, 8 }, { 3000, 13, 4 },
-                                 { 70000, 16, 16 }, { 1000, 2, 64 }, { 2000, 17, 3 } };
+                                 { 70000, 16, 16 }, { 1000, 2, 64 }, { 2000, 17, 3 },
+                                 { 4000, 7, 11 }, { 2500, 6, 3 } };
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
         for (int type = STATGPU_GMM_FULL; type <= STATGPU_GMM_SPHERICAL; ++type)
             check_gmm(shapes[s][0], shapes[s][1], shapes[s][2], (statgpu_gmm_covariance)type);

@@ -444,7 +444,8 @@ static void naive_e_step(statgpu_gmm_covariance type, const double *data, size_t
                          const double *weights, const double *means, const double *factors, double *resp,
                          double *row_ll)
 {
-    long double log_terms[8];
+    long double log_terms[16];
+    assert_true(k <= 16);
     for (size_t i = 0; i < n; ++i) {
         long double largest = -INFINITY;
         for (size_t j = 0; j < k; ++j) {
@@ -478,9 +479,10 @@ static void naive_e_step(statgpu_gmm_covariance type, const double *data, size_t
 
 /* The E-step's chunks (gmm_estep.c: 32 rows, the last filled up) and blocks
  * (4096 rows): 4141 rows, so two blocks and a part chunk, every covariance
- * type, n_vars 1, 3, 9 and 17 (more than a tile of the quadratic forms),
- * k 1 to 5, one component far from every row (its responsibilities 0, the
- * exps clamped). One iteration from given parameters: the lower bound
+ * type, n_vars 1, 3, 6, 8, 9 and 17 (more than a tile of the quadratic
+ * forms; 6 and 8 take the GPU's tensor-core E-step with 8 and 16 slots for
+ * components), k 1 to 5 and 11, one component far from every row (its
+ * responsibilities 0, the exps clamped). One iteration from given parameters: the lower bound
  * against a naive E-step's mean log-likelihood, weights, means and
  * covariances against the naive M-step of its responsibilities; the final
  * E-step's responsibilities and row log-likelihoods against the naive
@@ -489,8 +491,8 @@ static void test_e_step_chunks(void **state)
 {
     (void)state;
     TEST_SKIP_IF(g_skip_reason);
-    enum { n = 4141, most_vars = 17, most_k = 5 };
-    static const size_t shapes[][2] = { { 1, 1 }, { 3, 4 }, { 9, 5 }, { 17, 3 }, { 1, 4 } };
+    enum { n = 4141, most_vars = 17, most_k = 11 };
+    static const size_t shapes[][2] = { { 1, 1 }, { 3, 4 }, { 9, 5 }, { 17, 3 }, { 1, 4 }, { 8, 3 }, { 6, 11 } };
     static const statgpu_gmm_covariance types[] = { STATGPU_GMM_FULL, STATGPU_GMM_TIED, STATGPU_GMM_DIAG,
                                                     STATGPU_GMM_SPHERICAL };
     double *data = malloc(n * most_vars * sizeof *data);

@@ -15,7 +15,7 @@
  * bad data sets (a zero, a negative value, too few, constant, empty) get
  * their status while the good one is fitted; a collapsing component is
  * re-seeded, never NaN; the same bits at 1, 2 and 3 threads; bad arguments;
- * the E-step's own exp (engine/src/methods/igmm_exp.h) within 1 ulp of the
+ * the E-step's own exp (engine/src/math/exp_nonpositive.h) within 1 ulp of the
  * exact value on [-746, 0], subnormal results included, exactly 1 at 0, 0
  * at -746 and NaN at NaN.
  *
@@ -40,7 +40,7 @@
 #include "test_reference_csv.h"
 /* The header alone (a static inline function, no engine symbols): the
  * engine's private headers are not on this test's include path. */
-#include "../engine/src/methods/igmm_exp.h"
+#include "math/exp_nonpositive.h"
 #include "test_support.h"
 
 #include <float.h>
@@ -371,13 +371,13 @@ static void test_threads(void **state)
     free_sets(&sets);
 }
 
-/* The E-step's exp against long double's expl (64-bit significand) on
+/* The E-steps' exp (the CPU's, nothing fused, and the GPU's, fused, here with
+ * C's fma) against long double's expl (64-bit significand) on
  * 10^6 values spread over [-746, 0] (a third in (-2, 0], a third in the
  * subnormal results' [-746, -708]): within 1 ulp of the result (2^-1074
  * for a subnormal one). */
-static void test_exp(void **state)
+static void check_exp_accuracy(int fused)
 {
-    (void)state;
     uint64_t bits = 0x9E3779B97F4A7C15ull;
     double worst = 0.0, worst_at = 0.0;
     for (int i = 0; i < 1000000; ++i) {
@@ -389,20 +389,31 @@ static void test_exp(void **state)
         const long double exact = expl((long double)y);
         const double rounded = (double)exact;
         const double ulp = rounded < DBL_MIN ? 0x1p-1074 : nextafter(rounded, INFINITY) - rounded;
-        const double error = (double)(fabsl((long double)sg_igmm_exp_nonpositive(y) - exact) / ulp);
+        const double error = (double)(fabsl((long double)sg_exp_nonpositive_with(y, fused) - exact) / ulp);
         if (error > worst) {
             worst = error;
             worst_at = y;
         }
     }
     if (worst > 1.0)
-        fail_msg("exp(%a) is %.3f ulp from the exact value", worst_at, worst);
-    assert_true(sg_igmm_exp_nonpositive(0.0) == 1.0);
-    assert_true(sg_igmm_exp_nonpositive(-0.0) == 1.0);
-    assert_true(sg_igmm_exp_nonpositive(-746.0) == 0.0);
-    assert_true(sg_igmm_exp_nonpositive(-745.0) == exp(-745.0));  /* the smallest subnormal */
-    assert_true(sg_igmm_exp_nonpositive(-1e-300) == 1.0);
-    assert_true(isnan(sg_igmm_exp_nonpositive(NAN)));
+        fail_msg("exp(%a) (%s) is %.3f ulp from the exact value", worst_at, fused ? "fused" : "not fused", worst);
+}
+
+static void test_exp(void **state)
+{
+    (void)state;
+    for (int fused = 0; fused <= 1; ++fused)
+        check_exp_accuracy(fused);
+    assert_true(sg_exp_nonpositive(0.0) == 1.0);
+    assert_true(sg_exp_nonpositive(-0.0) == 1.0);
+    assert_true(sg_exp_nonpositive(-746.0) == 0.0);
+    assert_true(sg_exp_nonpositive(-745.0) == exp(-745.0));  /* the smallest subnormal */
+    assert_true(sg_exp_nonpositive(-1e-300) == 1.0);
+    assert_true(isnan(sg_exp_nonpositive(NAN)));
+    assert_true(sg_exp_nonpositive_with(0.0, 1) == 1.0);
+    assert_true(sg_exp_nonpositive_with(-746.0, 1) == 0.0);
+    assert_true(sg_exp_nonpositive_with(-745.0, 1) == exp(-745.0));
+    assert_true(isnan(sg_exp_nonpositive_with(NAN, 1)));
 }
 
 /* The backend under test against the CPU: 300 data sets of 50 to 200,000

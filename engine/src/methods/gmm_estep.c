@@ -11,7 +11,7 @@
  * the data with a stride per variable and component, the E-step had taken
  * 0.65 microseconds a row at d = 8, k = 8 (bench/NOTES.md, "GMM v7").
  *
- * The exp is igmm_exp.h's (within 1 ulp of libm's; libm's is a call per
+ * The exp is math/exp_nonpositive.h's (within 1 ulp of libm's; libm's is a call per
  * value), the log of each row's sum libm's. Sums over a chunk's rows are
  * kept in SG_GMM_ESTEP_LANES lanes, row b in lane b mod SG_GMM_ESTEP_LANES,
  * joined in a fixed tree: the order of every addition is the code's, not
@@ -20,7 +20,7 @@
  * the AVX2 kernel for "avx2" alone).
  */
 #include "methods/gmm_estep.h"
-#include "methods/igmm_exp.h"
+#include "math/exp_nonpositive.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -201,7 +201,7 @@ static inline __attribute__((always_inline)) void sg_gmm_estep_chunk(const sg_gm
             row[b] = below < -746.0 ? -746.0 : below;  /* exp(-746) rounds to 0; NaN stays NaN */
         }
         for (size_t b = 0; b < R; ++b)
-            row[b] = sg_igmm_exp_nonpositive(row[b]);
+            row[b] = sg_exp_nonpositive(row[b]);
     }
     for (size_t b = 0; b < R; ++b)
         sum[b] = term[b];

@@ -12,7 +12,7 @@
 #include "backend/cuda_loader.h"
 #include "core/pool.h"
 #include "core/threads.h"
-#include "methods/igmm_exp.h"
+#include "math/exp_nonpositive.h"
 
 #include <float.h>
 #include <math.h>
@@ -111,7 +111,7 @@ static void sg_igmm_fill_terms(const double *x, size_t n, sg_igmm_terms *terms)
 /* The E-step runs over blocks of SG_IGMM_BLOCK observations, each pass of a
  * block a loop over the block that the compiler turns into vector code:
  * the terms, the largest term, the exps, the normalisation and the sums the
- * M-step needs. The exp is the engine's own (sg_igmm_exp_nonpositive), so
+ * M-step needs. The exp is the engine's own (sg_exp_nonpositive), so
  * that it vectorises: libm's scalar exp and the branch on the largest term
  * had been most of the fit's time (bench/NOTES.md, "IGMM v5"). Running sums
  * are kept in SG_IGMM_LANES lanes, observation i in lane i mod
@@ -153,7 +153,7 @@ static inline __attribute__((always_inline)) void sg_igmm_e_two(double (*term)[S
     for (size_t b = 0; b < SG_IGMM_BLOCK; ++b)
         other[b] = other[b] < -746.0 ? -746.0 : other[b];  /* exp(-746) rounds to 0; NaN stays NaN */
     for (size_t b = 0; b < SG_IGMM_BLOCK; ++b)
-        other[b] = sg_igmm_exp_nonpositive(other[b]);
+        other[b] = sg_exp_nonpositive(other[b]);
     for (size_t b = 0; b < SG_IGMM_BLOCK; ++b) {
         const bool second_larger = term[1][b] > term[0][b];
         sum[b] = 1.0 + other[b];
@@ -196,10 +196,10 @@ static inline __attribute__((always_inline)) void sg_igmm_e_block(const double *
             }
         }
         for (size_t b = 0; b < B; ++b)
-            sum[b] = term[0][b] = sg_igmm_exp_nonpositive(term[0][b]);
+            sum[b] = term[0][b] = sg_exp_nonpositive(term[0][b]);
         for (size_t j = 1; j < k; ++j) {
             for (size_t b = 0; b < B; ++b) {
-                term[j][b] = sg_igmm_exp_nonpositive(term[j][b]);
+                term[j][b] = sg_exp_nonpositive(term[j][b]);
                 sum[b] += term[j][b];
             }
         }
