@@ -32,6 +32,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <type_traits>
 #include <vector>
 
 struct statgpu_cuda_gmm_session {
@@ -242,6 +243,88 @@ struct MmaSums {
     }
 };
 
+/* The 16-variable phase 2 on m16n8k8 products of 8 rows: A (16 x 8) holds
+ * r_s (x_s - mean_j)_v, B (8 x 8) (x_s - mean_j)_u for u in one half of the
+ * variables, so the two products (one per half) give every entry of the
+ * 16 x 16 sums (the block below the diagonal twice, which m8n8k4's three
+ * blocks would not, but at twice the FMAs an instruction). Lane (g, q) holds
+ * variables g and g + 8 of rows 8 step + q and + 4: its A and B values are
+ * the same centred x. Own: the components a warp owns (w, w + 8). */
+template <int Own>
+struct WideSums {
+    double products[Own][2][4] = {}, first[Own][2] = {}, weight[Own] = {};
+
+    __device__ __forceinline__ void add_tile(const double *s_x, const double *s_r, const double *s_means, int k)
+    {
+        const int warp = threadIdx.x / 32, g = (threadIdx.x % 32) >> 2, q = threadIdx.x & 3;
+#pragma unroll
+        for (int own = 0; own < Own; ++own) {
+            const int j = warp + (kRows / 32) * own;
+            if (j >= k)
+                break;
+            const double mean[2] = { s_means[j * 16 + g], s_means[j * 16 + 8 + g] };
+            double w = weight[own];
+#pragma unroll 2
+            for (int step = 0; step < kRows / 8; ++step) {
+                const int row = 8 * step + q;
+                const double r[2] = { s_r[j * kRows + row], s_r[j * kRows + row + 4] };
+                double c[2][2];  /* [half of the variables][row q or q + 4] */
+#pragma unroll
+                for (int h = 0; h < 2; ++h)
+#pragma unroll
+                    for (int e = 0; e < 2; ++e)
+                        c[h][e] = s_x[(g + 8 * h) * kXStride + row + 4 * e] - mean[h];
+                /* a[h + 2 e] = A[g + 8 h][q + 4 e] */
+                const double a[4] = { r[0] * c[0][0], r[0] * c[1][0], r[1] * c[0][1], r[1] * c[1][1] };
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const double b[2] = { c[h][0], c[h][1] };  /* B[q + 4 e][g] of half h */
+                    mma_16x8<8>(products[own][h], a, b);
+                }
+                first[own][0] += a[0] + a[2];
+                first[own][1] += a[1] + a[3];
+                w += r[0] + r[1];
+            }
+            weight[own] = w;
+        }
+    }
+
+    /* The four lanes q added by two shuffles (the same bits in each), then
+     * every entry written by a lane that holds it, at out (1 + j E). */
+    __device__ __forceinline__ void write(double *out, int k)
+    {
+        constexpr int D = 16, E = entry_count(D, true);
+        const int warp = threadIdx.x / 32, g = (threadIdx.x % 32) >> 2, q = threadIdx.x & 3;
+#pragma unroll
+        for (int own = 0; own < Own; ++own) {
+            const int j = warp + (kRows / 32) * own;
+            if (j >= k)
+                break;
+            double sums[3] = { weight[own], first[own][0], first[own][1] };
+#pragma unroll
+            for (int e = 0; e < 3; ++e) {
+                sums[e] += __shfl_xor_sync(0xffffffffu, sums[e], 1);
+                sums[e] += __shfl_xor_sync(0xffffffffu, sums[e], 2);
+            }
+            double *component = out + 1 + static_cast<size_t>(j) * E;
+            if (threadIdx.x % 32 == 0)
+                component[0] = sums[0];
+            if (q == 0) {
+                component[1 + g] = sums[1];
+                component[1 + 8 + g] = sums[2];
+            }
+#pragma unroll
+            for (int half = 0; half < 2; ++half)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int v = g + 8 * (e / 2), u = 8 * half + 2 * q + e % 2;  /* D[g + 8 h][2 q + i] */
+                    if (v <= u)
+                        component[1 + D + u * (u + 1) / 2 + v] = products[own][half][e];
+                }
+        }
+    }
+};
+
 /* A valid row's log-likelihood lse into the thread's sum, and to *row_ll
  * where asked. */
 __device__ __forceinline__ void add_row_log_likelihood(bool valid, double lse, double *row_ll, double *ll)
@@ -419,50 +502,57 @@ __global__ void __launch_bounds__(kRows, (D <= 8 || Parts > 1) ? 2 : 1)
 }
 
 /* The E-step with phase 1's quadratic forms on the sm_90 tensor-core shapes
- * (mma.sync m16n8k8), for D = 8 with full factors and at most
- * kMmaComponents components. Per tile, warp w takes rows 32 w ... 32 w + 31:
- *   1. per component j and 16 rows, Y = (X - mean_j) F_j as one product (the
- *      FMA kernel read a factor entry from shared memory for every entry it
- *      multiplied; here a lane reads two per component and 16 rows), each
- *      row's |y|^2 from its four lanes by two shuffles; lp into s_r;
+ * (mma.sync m16n8k8 and m16n8k16), for D = 8 or 16 (padded) variables with
+ * full factors and at most kMmaComponents components. Per tile, warp w takes
+ * rows 32 w ... 32 w + 31:
+ *   1. per component j and 16 rows, Y = (X - mean_j) F_j as D / 8 products
+ *      (one per 8 columns; the FMA kernel read a factor entry from shared
+ *      memory for every entry it multiplied, here a lane reads D / 4 per
+ *      product and 16 rows), each row's |y|^2 from its four lanes by two
+ *      shuffles; lp into s_r;
  *   2. lane l takes row 32 w + l: one exp per component, the log-sum-exp and
  *      the responsibilities;
- *   3. after the block's barrier, the sums as estep_kernel's m8n8k4 phase 2.
+ *   3. after the block's barrier, the sums: for D = 8 as estep_kernel's
+ *      m8n8k4 phase 2 (MmaSums), for D = 16 on m16n8k8 (WideSums; the FMA
+ *      kernel's phase 2 kept 153 sums a thread and spilled).
  * On the H100 FP64 vector instructions and FP64 tensor-core products share
- * one pipe (Nsight Compute's "shared pipe"): phase 1 on the tensor cores
- * saves issue slots, not FP64 work (half of an 8 x 8 triangular factor is
- * zeros), and phase 2 stays on m8n8k4, which wastes none of its products
- * (an m16n8k8 phase 2 with the first moments in A's spare rows, and the row
- * sums as a product with a B of -1/2, were tried: the pipe went to 65% and
- * the E-step got slower; bench/NOTES.md, "GMM v8").
+ * one pipe (Nsight Compute's "shared pipe"; an m8n8k4 product costs it what
+ * its 256 FMAs would, an m16n8k8 half that): phase 1 on the tensor cores
+ * saves issue slots and shared loads, not FP64 work (half of a triangular
+ * factor is zeros). An m16n8k8 phase 2 at D = 8 with the first moments in
+ * A's spare rows, and the row sums as a product with a B of -1/2, were
+ * tried: the pipe went to 65% and the E-step got slower (bench/NOTES.md,
+ * "GMM v8").
  * Slots (8 or 16, at least k) sizes the unrolled per-row loops: with no
  * branch among them, the exps' constants stay in registers (the exp is
  * math/exp_nonpositive.h's, fused: 28 instructions where CUDA's took 50).
  * Fixed order throughout: the same bits on every repeat. */
-template <int Slots>
+template <int D, int Slots>
 __global__ void __launch_bounds__(kRows, 2)
     estep_tensor_kernel(const double *__restrict__ data, size_t n, int k, const double *__restrict__ model,
                         size_t model_stride, double *__restrict__ partials, size_t stride,
                         double *__restrict__ resp, double *__restrict__ row_ll)
 {
-    constexpr int D = 8;
+    constexpr int kS = D / 4, kHalves = D / 8;  /* A's and B's values a lane per product, products per 16 rows */
     extern __shared__ double shared[];
     model += blockIdx.y * model_stride;
     partials += static_cast<size_t>(blockIdx.y) * gridDim.x * stride;
     double *s_log_norm = shared;
     double *s_means = s_log_norm + k;    /* j D + v */
-    double *s_factors = s_means + k * D; /* j D^2 + 32 s + lane: lane (g, q)'s b[s] = F_j[q + 4 s][g] */
+    double *s_factors = s_means + k * D; /* j D^2 + (half kS + s) 32 + lane: lane (g, q)'s
+                                            b[s] = F_j[q + 4 s][8 half + g] */
     double *s_x = s_factors + k * D * D; /* v kXStride + t */
     double *s_r = s_x + D * kXStride;    /* j kRows + t */
     for (int e = threadIdx.x; e < k * (1 + D); e += blockDim.x)
         shared[e] = model[e];
     for (int e = threadIdx.x; e < k * D * D; e += blockDim.x) {
-        const int j = e / (D * D), s = (e / 32) % 2, lane = e % 32;
-        s_factors[e] = model[k * (1 + D) + j * D * D + (lane % 4 + 4 * s) + D * (lane / 4)];
+        const int j = e / (D * D), s = (e / 32) % kS, half = (e % (D * D)) / (32 * kS), lane = e % 32;
+        s_factors[e] = model[k * (1 + D) + j * D * D + (lane % 4 + 4 * s) + D * (8 * half + lane / 4)];
     }
 
     const int t = threadIdx.x, warp = t / 32, lane = t % 32, g = lane / 4, q = lane % 4;
-    MmaSums<Slots / (kRows / 32)> sums;
+    using Sums = typename std::conditional<D == 8, MmaSums<Slots / (kRows / 32)>, WideSums<Slots / (kRows / 32)>>::type;
+    Sums sums;
     double ll = 0.0;
     __syncthreads();
 
@@ -475,28 +565,40 @@ __global__ void __launch_bounds__(kRows, 2)
             s_x[v * kXStride + t] = valid ? data[i + n * v] : 0.0;
         __syncwarp();
 
-        /* 1. The warp's 32 rows as two 16-row A fragments: x[half][h + 2 s] =
-         * X[32 warp + 16 half + g + 8 h][q + 4 s]. */
-        double x[2][4];
+        /* 1. The warp's 32 rows as two 16-row A fragments: x[rows][h + 2 s] =
+         * X[32 warp + 16 rows + g + 8 h][q + 4 s]. */
+        double x[2][2 * kS];
 #pragma unroll
-        for (int half = 0; half < 2; ++half)
+        for (int rows = 0; rows < 2; ++rows)
 #pragma unroll
-            for (int e = 0; e < 4; ++e)
-                x[half][e] = s_x[(q + 4 * (e / 2)) * kXStride + 32 * warp + 16 * half + g + 8 * (e % 2)];
+            for (int e = 0; e < 2 * kS; ++e)
+                x[rows][e] = s_x[(q + 4 * (e / 2)) * kXStride + 32 * warp + 16 * rows + g + 8 * (e % 2)];
         for (int j = 0; j < k; ++j) {
-            const double mean[2] = { s_means[j * D + q], s_means[j * D + q + 4] };
-            const double b[2] = { s_factors[j * D * D + lane], s_factors[j * D * D + 32 + lane] };
+            double mean[kS];
+#pragma unroll
+            for (int s = 0; s < kS; ++s)
+                mean[s] = s_means[j * D + q + 4 * s];
             const double log_norm = s_log_norm[j];
 #pragma unroll
-            for (int half = 0; half < 2; ++half) {
-                double a[4], y[4] = {};
+            for (int rows = 0; rows < 2; ++rows) {
+                double a[2 * kS];
 #pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    a[e] = x[half][e] - mean[e / 2];
-                mma_16x8<8>(y, a, b);
-                /* y[2 h + i] = Y[g + 8 h][2 q + i]: row g + 8 h's squares
-                 * over this lane's two columns, then over the four lanes q. */
-                double part[2] = { fma(y[1], y[1], y[0] * y[0]), fma(y[3], y[3], y[2] * y[2]) };
+                for (int e = 0; e < 2 * kS; ++e)
+                    a[e] = x[rows][e] - mean[e / 2];
+                /* y[2 h + i] = Y[g + 8 h][8 half + 2 q + i]: row g + 8 h's
+                 * squares over this lane's columns, then over the four lanes q. */
+                double part[2] = { 0.0, 0.0 };
+#pragma unroll
+                for (int half = 0; half < kHalves; ++half) {
+                    double b[kS], y[4] = {};
+#pragma unroll
+                    for (int s = 0; s < kS; ++s)
+                        b[s] = s_factors[j * D * D + (half * kS + s) * 32 + lane];
+                    mma_16x8<D>(y, a, b);
+#pragma unroll
+                    for (int h = 0; h < 2; ++h)
+                        part[h] = fma(y[2 * h + 1], y[2 * h + 1], fma(y[2 * h], y[2 * h], part[h]));
+                }
 #pragma unroll
                 for (int h = 0; h < 2; ++h) {
                     part[h] += __shfl_xor_sync(0xffffffffu, part[h], 1);
@@ -504,7 +606,7 @@ __global__ void __launch_bounds__(kRows, 2)
                 }
                 /* lanes q and q + 2 write the same value to the same place,
                  * with no branch */
-                s_r[j * kRows + 32 * warp + 16 * half + g + 8 * (q & 1)] =
+                s_r[j * kRows + 32 * warp + 16 * rows + g + 8 * (q & 1)] =
                     fma(-0.5, (q & 1) == 0 ? part[0] : part[1], log_norm);
             }
         }
@@ -585,19 +687,22 @@ bool use_mma(int padded, bool triangular, int k, int major)
     return padded == 8 && triangular && k <= kMmaComponents && major >= 8;
 }
 
-/* Whether estep_tensor_kernel runs: D = 8 with full factors, at most
+/* Whether estep_tensor_kernel runs: D = 8 or 16 with full factors, at most
  * kMmaComponents components, its machine code sm_90's. */
 bool use_tensor(const statgpu_cuda_gmm_session *session, bool triangular)
 {
-    return session->tensor && session->padded == 8 && triangular && session->k <= kMmaComponents;
+    return session->tensor && (session->padded == 8 || session->padded == 16) && triangular &&
+           session->k <= kMmaComponents;
 }
 
 using TensorKernel = void (*)(const double *, size_t, int, const double *, size_t, double *, size_t, double *,
                               double *);
 
-TensorKernel tensor_kernel_of(int k)
+TensorKernel tensor_kernel_of(int padded, int k)
 {
-    return k <= 8 ? estep_tensor_kernel<8> : estep_tensor_kernel<kMmaComponents>;
+    if (padded == 8)
+        return k <= 8 ? estep_tensor_kernel<8, 8> : estep_tensor_kernel<8, kMmaComponents>;
+    return k <= 8 ? estep_tensor_kernel<16, 8> : estep_tensor_kernel<16, kMmaComponents>;
 }
 
 EstepKernel estep_kernel_of(int padded, bool triangular, int parts, bool mma = false)
@@ -701,7 +806,7 @@ statgpu_cuda_status gmm_begin(statgpu_cuda_state *state, const double *data, siz
                          : 0;
     (void)cudaGetLastError();
     cudaFuncAttributes tensor_attributes;
-    session->tensor = cudaFuncGetAttributes(&tensor_attributes, estep_tensor_kernel<8>) == cudaSuccess &&
+    session->tensor = cudaFuncGetAttributes(&tensor_attributes, estep_tensor_kernel<8, 8>) == cudaSuccess &&
                       tensor_attributes.binaryVersion >= 90;
     (void)cudaGetLastError();
     /* STATGPU_CUDA_GMM_MMA=0 keeps the E-step off the tensor cores, =1 keeps it
@@ -744,7 +849,7 @@ statgpu_cuda_status gmm_begin(statgpu_cuda_state *state, const double *data, siz
               call.check(cudaMallocHost(&session->h_reduced, kMostModels * session->stride * sizeof(double)),
                          "allocating the GMM sums");
     if (ok && session->shared_bytes > 48 * 1024 && use_tensor(session, true))
-        ok = call.check(cudaFuncSetAttribute(tensor_kernel_of(session->k), cudaFuncAttributeMaxDynamicSharedMemorySize,
+        ok = call.check(cudaFuncSetAttribute(tensor_kernel_of(session->padded, session->k), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              static_cast<int>(session->shared_bytes)),
                         "reserving shared memory for the GMM E-step");
     for (bool triangular : {true, false})
@@ -834,7 +939,7 @@ statgpu_cuda_status gmm_estep(statgpu_cuda_gmm_session *session, const statgpu_c
     const dim3 grid(static_cast<unsigned>(session->grid), static_cast<unsigned>(model_count));
     double *resp = final_step ? session->d_resp : nullptr, *row_ll = final_step ? session->d_row_ll : nullptr;
     if (use_tensor(session, triangular))
-        tensor_kernel_of(k)<<<grid, kRows, session->shared_bytes, stream>>>(
+        tensor_kernel_of(padded, k)<<<grid, kRows, session->shared_bytes, stream>>>(
             session->d_data, session->n, k, session->d_model, model_stride, session->d_partials, session->stride,
             resp, row_ll);
     else

@@ -480,8 +480,8 @@ static void naive_e_step(statgpu_gmm_covariance type, const double *data, size_t
 /* The E-step's chunks (gmm_estep.c: 32 rows, the last filled up) and blocks
  * (4096 rows): 4141 rows, so two blocks and a part chunk, every covariance
  * type, n_vars 1, 3, 6, 8, 9 and 17 (more than a tile of the quadratic
- * forms; 6 and 8 take the GPU's tensor-core E-step with 8 and 16 slots for
- * components), k 1 to 5 and 11, one component far from every row (its
+ * forms; 6, 8 and 9 take the GPU's tensor-core E-step, with 8 and 16 slots
+ * for components), k 1 to 5 and 11, one component far from every row (its
  * responsibilities 0, the exps clamped). One iteration from given parameters: the lower bound
  * against a naive E-step's mean log-likelihood, weights, means and
  * covariances against the naive M-step of its responsibilities; the final
