@@ -649,20 +649,36 @@ __global__ void __launch_bounds__(kRows, 2)
     sums.write(partials + blockIdx.x * stride, k);
 }
 
-/* reduced[e] = the blocks' partials[b stride + e] added in block order, for
- * e below used, per model. */
-__global__ void add_blocks_kernel(const double *__restrict__ partials, int blocks, size_t stride, size_t used,
-                                  double *__restrict__ reduced)
+/* reduced[e] = the blocks' partials[b stride + e] added for e below used,
+ * per model: kAddGroups runs of consecutive blocks, each added in block
+ * order by a thread of its own, then the runs in order (a fixed order: the
+ * same bits on every repeat). One thread adding all 264 blocks of an entry
+ * took 11.8 us an E-step at 10^6 x 8, k = 8 on the H100 (a CUPTI trace,
+ * bench/NOTES.md "GMM v8"), a chain of dependent adds. */
+constexpr int kAddLanes = 32, kAddGroups = 8;
+
+__global__ void __launch_bounds__(kAddLanes * kAddGroups)
+    add_blocks_kernel(const double *__restrict__ partials, int blocks, size_t stride, size_t used,
+                      double *__restrict__ reduced)
 {
-    const size_t e = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+    __shared__ double s_runs[kAddGroups][kAddLanes];
+    const size_t e = blockIdx.x * static_cast<size_t>(kAddLanes) + threadIdx.x;
     partials += static_cast<size_t>(blockIdx.y) * blocks * stride;  /* blockIdx.y: the model */
     reduced += blockIdx.y * stride;
-    if (e >= used)
-        return;
+    const int per_run = (blocks + kAddGroups - 1) / kAddGroups;
+    const int first = static_cast<int>(threadIdx.y) * per_run, end = min(blocks, first + per_run);
     double total = 0.0;
-    for (int b = 0; b < blocks; ++b)
-        total += partials[b * stride + e];
-    reduced[e] = total;
+    if (e < used)
+        for (int b = first; b < end; ++b)
+            total += partials[b * stride + e];
+    s_runs[threadIdx.y][threadIdx.x] = total;
+    __syncthreads();
+    if (threadIdx.y == 0 && e < used) {
+        double sum = s_runs[0][threadIdx.x];
+        for (int run = 1; run < kAddGroups; ++run)
+            sum += s_runs[run][threadIdx.x];
+        reduced[e] = sum;
+    }
 }
 
 using EstepKernel = void (*)(const double *, size_t, int, int, const double *, size_t, double *, size_t,
@@ -849,7 +865,8 @@ statgpu_cuda_status gmm_begin(statgpu_cuda_state *state, const double *data, siz
               call.check(cudaMallocHost(&session->h_reduced, kMostModels * session->stride * sizeof(double)),
                          "allocating the GMM sums");
     if (ok && session->shared_bytes > 48 * 1024 && use_tensor(session, true))
-        ok = call.check(cudaFuncSetAttribute(tensor_kernel_of(session->padded, session->k), cudaFuncAttributeMaxDynamicSharedMemorySize,
+        ok = call.check(cudaFuncSetAttribute(tensor_kernel_of(session->padded, session->k),
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              static_cast<int>(session->shared_bytes)),
                         "reserving shared memory for the GMM E-step");
     for (bool triangular : {true, false})
@@ -950,9 +967,10 @@ statgpu_cuda_status gmm_estep(statgpu_cuda_gmm_session *session, const statgpu_c
     if (!call.check(cudaGetLastError(), "running the GMM E-step"))
         return call.status();
     const size_t used = 1 + static_cast<size_t>(k) * entry_count(padded, triangular);
-    const dim3 add_grid(static_cast<unsigned>((used + 255) / 256), static_cast<unsigned>(model_count));
-    add_blocks_kernel<<<add_grid, 256, 0, stream>>>(session->d_partials, session->grid, session->stride, used,
-                                                   session->d_reduced);
+    const dim3 add_grid(static_cast<unsigned>((used + kAddLanes - 1) / kAddLanes),
+                        static_cast<unsigned>(model_count));
+    add_blocks_kernel<<<add_grid, dim3(kAddLanes, kAddGroups), 0, stream>>>(
+        session->d_partials, session->grid, session->stride, used, session->d_reduced);
     if (!call.check(cudaGetLastError(), "adding the GMM sums") ||
         !call.check(cudaEventRecord(events[kEventData], stream), "recording an event") ||
         !call.check(cudaMemcpyAsync(session->h_reduced, session->d_reduced, model_count * session->stride *
