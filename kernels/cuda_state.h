@@ -142,7 +142,10 @@ private:
 inline float elapsed_ms(cudaEvent_t from, cudaEvent_t to)
 {
     float ms = 0.0f;
-    return cudaEventElapsedTime(&ms, from, to) == cudaSuccess ? ms : 0.0f;
+    if (cudaEventElapsedTime(&ms, from, to) == cudaSuccess)
+        return ms;
+    (void)cudaGetLastError();  /* a timing that failed must not fail the next call's check */
+    return 0.0f;
 }
 
 /* Sizes the kernels' grids for the state's device and allocates the small
