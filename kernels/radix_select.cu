@@ -60,6 +60,14 @@ struct PassShared {
     Key stage[kWarps][WarpStage<Key>::kCapacity];
     Key lo[radix::kMaxBrackets];
     Key hi[radix::kMaxBrackets];
+    /* The general loop's search tree: lo[1 .. 2^depth - 1] in Eytzinger
+     * (breadth-first) order at 1 .. 2^depth - 1, so that a step's probes
+     * are consecutive entries (lo itself put every step's probes at
+     * multiples of its stride, in a few banks): 32-bit keys whole, 64-bit
+     * keys by their high words (where those strictly ascend; else the
+     * search runs on lo, and a tree of whole 64-bit keys would not fit in
+     * the 48 KiB of static shared memory). */
+    uint32_t tree[radix::kMaxBrackets];
     uint32_t cells[radix::kMaxBrackets];
     uint16_t segment[radix::kMaxBrackets];
     uint8_t flags[radix::kMaxBrackets];
@@ -238,23 +246,31 @@ __device__ __forceinline__ void pass_loop(PassShared<Key> &s, const PassLoop<Key
                 segment = few_segment;
             } else {
                 /* The last bracket whose lower end is <= key, by kDepth
-                 * unrolled steps over 2^kDepth lower ends (those past the
-                 * brackets are the largest key, so no real key passes
-                 * them). Unrolled, a step is an add, a shared load, a
-                 * compare and a select; the loop bounded at run time took
-                 * 12 instructions a step (ncu/SASS, H200 machine). */
-                constexpr int kFirstStep = kDepth > 0 ? 1 << (kDepth - 1) : 0;  /* kDepth: general loops only */
-                int position = 0;  /* probes reach 2^kDepth - 1 at most */
-                if (sizeof(Key) == 8 && a.high_words) {
-                    /* On the high words, then one full comparison: with
-                     * strictly ascending high words only the candidate can
-                     * share the key's high word and still lie above it. */
-                    const uint32_t key_high = static_cast<uint32_t>(static_cast<uint64_t>(key) >> 32);
-                    const uint32_t *lo_words = reinterpret_cast<const uint32_t *>(s.lo);
+                 * unrolled steps down the tree of lower ends 1 .. 2^kDepth - 1
+                 * (or over lo in order: probes reach 2^kDepth - 1 at most;
+                 * those past the brackets are the largest key, so no real
+                 * key passes them); lower end 0 by the check below. A step
+                 * is a shared load, a compare and a shift-add; the loop
+                 * bounded at run time took 12 instructions a step
+                 * (ncu/SASS, H200 machine), and a search over lo in sorted
+                 * order read each step's probes from a few banks (Nsight
+                 * Compute: 61% of the pass's shared wavefronts were
+                 * conflicts, bench/NOTES.md "order statistics v4"). */
+                int position = 0;
+                if (sizeof(Key) == 4 || a.high_words) {
+                    /* 64-bit keys on the high words, then one full
+                     * comparison: with strictly ascending high words only
+                     * the candidate can share the key's high word and still
+                     * lie above it. */
+                    const uint32_t key_word =
+                        static_cast<uint32_t>(sizeof(Key) == 8 ? static_cast<uint64_t>(key) >> 32 : key);
+                    int node = 1;  /* after kDepth steps: 2^kDepth plus the count of lo[1 ..] passed */
 #pragma unroll
-                    for (int step = kFirstStep; step > 0; step >>= 1)
-                        position += lo_words[2 * (position + step) + 1] <= key_high ? step : 0;
+                    for (int step = 0; step < kDepth; ++step)
+                        node = 2 * node + (s.tree[node] <= key_word ? 1 : 0);
+                    position = node - (1 << kDepth);  /* the last of lo[1 .. count], or 0 */
                 } else {
+                    constexpr int kFirstStep = kDepth > 0 ? 1 << (kDepth - 1) : 0;  /* general loops only */
 #pragma unroll
                     for (int step = kFirstStep; step > 0; step >>= 1)
                         position += s.lo[position + step] <= key ? step : 0;
@@ -380,6 +396,15 @@ __global__ void __launch_bounds__(kThreads, 4)
         for (uint32_t i = threadIdx.x; i + 1 < bracket_count; i += blockDim.x)
             ascending = ascending && (static_cast<uint64_t>(s.lo[i]) >> 32) < (static_cast<uint64_t>(s.lo[i + 1]) >> 32);
     const bool high_words = __syncthreads_and(ascending) != 0;
+    /* The search tree of the general loops: node i (level L, m-th of it)
+     * holds lo[1 + ((2m + 1) << (depth - 1 - L)) - 1], lo's in-order rank. */
+    const int depth = bracket_count <= 64 ? 6 : 9;
+    for (int i = static_cast<int>(threadIdx.x) + 1; i < (1 << depth) && bracket_count > 1; i += blockDim.x) {
+        const int level = 31 - __clz(i), m = i - (1 << level);
+        const Key lo = s.lo[((2 * m + 1) << (depth - 1 - level))];
+        s.tree[i] = static_cast<uint32_t>(sizeof(Key) == 8 ? static_cast<uint64_t>(lo) >> 32 : lo);
+    }
+    __syncthreads();
 
     PassLoop<Key> a;
     a.convert = s.source == radix::kSourceData;
