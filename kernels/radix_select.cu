@@ -177,10 +177,35 @@ struct PassLoop {
  * the brackets. */
 enum LoopKind { kLoopWindow, kLoopWindowStaged, kLoopFew, kLoopGeneral };
 
+/* A pass's switches fixed at compile time (kFixed with the others), for the
+ * general loops of the percentiles' two full passes: the first partitions
+ * the keyed data and counts its NaNs, the second compacts from the data;
+ * every other pass reads them at run time (kRunTime). */
+enum PassSwitch {
+    kRunTime = 0,
+    kFixed = 1,
+    kConvert = 2,
+    kCheckNan = 4,
+    kHighWords = 8,
+    kCompacting = 16,
+    kCollecting = 32,
+};
+constexpr int kPartitionPass = kFixed | kConvert | kCheckNan | kHighWords;
+constexpr int kCompactionPass = kFixed | kConvert | kHighWords | kCompacting;
+
 /* The loop over the source. */
-template <typename Key, int kKind, int kDepth = 0>
-__device__ __forceinline__ void pass_loop(PassShared<Key> &s, const PassLoop<Key> &a)
+template <typename Key, int kKind, int kDepth = 0, int kSwitches = kRunTime>
+__device__ __forceinline__ void pass_loop(PassShared<Key> &s, const PassLoop<Key> &loop)
 {
+    /* The switches, as constants where kSwitches fixes them. */
+    PassLoop<Key> a = loop;
+    if (kSwitches & kFixed) {
+        a.convert = (kSwitches & kConvert) != 0;
+        a.check_nan = (kSwitches & kCheckNan) != 0;
+        a.high_words = (kSwitches & kHighWords) != 0;
+        a.compacting = (kSwitches & kCompacting) != 0;
+        a.collecting = (kSwitches & kCollecting) != 0;
+    }
     using TileOf = Tile<Key>;
     constexpr int kItems = TileOf::kItems;
     constexpr unsigned kFlushAt = WarpStage<Key>::kCapacity - 32 * kItems;
@@ -433,10 +458,26 @@ __global__ void __launch_bounds__(kThreads, 4)
         pass_loop<Key, kLoopWindow>(s, a);
     else if (bracket_count <= 1)
         pass_loop<Key, kLoopFew>(s, a);
-    else if (bracket_count <= 64)
-        pass_loop<Key, kLoopGeneral, 6>(s, a);
-    else
-        pass_loop<Key, kLoopGeneral, 9>(s, a);
+    else {
+        const int switches = kFixed | (a.convert ? kConvert : 0) | (a.check_nan ? kCheckNan : 0) |
+                             (a.high_words || sizeof(Key) == 4 ? kHighWords : 0) |
+                             (a.compacting ? kCompacting : 0) | (a.collecting ? kCollecting : 0);
+        if (bracket_count <= 64) {
+            if (switches == kPartitionPass)
+                pass_loop<Key, kLoopGeneral, 6, kPartitionPass>(s, a);
+            else if (switches == kCompactionPass)
+                pass_loop<Key, kLoopGeneral, 6, kCompactionPass>(s, a);
+            else
+                pass_loop<Key, kLoopGeneral, 6>(s, a);
+        } else {
+            if (switches == kPartitionPass)
+                pass_loop<Key, kLoopGeneral, 9, kPartitionPass>(s, a);
+            else if (switches == kCompactionPass)
+                pass_loop<Key, kLoopGeneral, 9, kCompactionPass>(s, a);
+            else
+                pass_loop<Key, kLoopGeneral, 9>(s, a);
+        }
+    }
 
     __syncthreads();
     for (uint32_t c = threadIdx.x; c < s.cell_count; c += blockDim.x)
