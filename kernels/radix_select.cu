@@ -289,11 +289,18 @@ __device__ __forceinline__ void pass_loop(PassShared<Key> &s, const PassLoop<Key
                      * lie above it. */
                     const uint32_t key_word =
                         static_cast<uint32_t>(sizeof(Key) == 8 ? static_cast<uint64_t>(key) >> 32 : key);
-                    int node = 1;  /* after kDepth steps: 2^kDepth plus the count of lo[1 ..] passed */
+                    /* The node as a byte offset into the tree, so that a
+                     * step is a load, a compare, a select and one
+                     * shift-add (node by node it took six). After kDepth
+                     * steps the node is 2^kDepth plus the count of lo[1 ..]
+                     * passed. */
+                    const char *tree = reinterpret_cast<const char *>(s.tree);
+                    uint32_t offset = sizeof(uint32_t);  /* node 1 */
 #pragma unroll
                     for (int step = 0; step < kDepth; ++step)
-                        node = 2 * node + (s.tree[node] <= key_word ? 1 : 0);
-                    position = node - (1 << kDepth);  /* the last of lo[1 .. count], or 0 */
+                        offset = 2 * offset +
+                                 (*reinterpret_cast<const uint32_t *>(tree + offset) <= key_word ? 4u : 0u);
+                    position = static_cast<int>(offset / sizeof(uint32_t)) - (1 << kDepth);  /* last of lo[1 ..], or 0 */
                 } else {
                     constexpr int kFirstStep = kDepth > 0 ? 1 << (kDepth - 1) : 0;  /* general loops only */
 #pragma unroll
