@@ -397,8 +397,32 @@ STATGPU_HOST_DEVICE inline Located locate_rank(const Plan &plan, const unsigned 
  * resolves and collects, and writes the next pass's brackets, source and
  * output into plan. prefix: the exclusive prefix sum of counters.cells
  * (wherever the picker keeps it). Thread 0 of the picker runs it. */
+/* build_next's checks of the pass's counts, where the caller made them (the
+ * device's picker, with every thread of its block): whether the fresh
+ * segments' fills and the subdivided brackets' cell counts match what was
+ * known before the pass (see pass_checks_hold), and the count of the keys in
+ * compacted brackets. */
+struct PassChecks {
+    bool segments_hold;
+    bool counts_hold;
+    uint64_t compacted;
+};
+
+/* Check j (of max(segments, brackets)) of the pass's counts: false where it
+ * fails. Segment j (from fresh_segment) filled exactly; bracket j's cells
+ * (a pass that was no partition) adding up to its known count. */
+STATGPU_HOST_DEVICE inline bool segment_fill_holds(const Plan &p, const Counters &counters, uint32_t s)
+{
+    return s < p.fresh_segment || s >= p.outcome.segment_count || counters.segment_fill[s] == p.segments[s].count;
+}
+STATGPU_HOST_DEVICE inline bool bracket_count_holds(const Plan &p, const unsigned long long *prefix, uint32_t j)
+{
+    const Bracket &b = p.brackets[j];
+    return p.partition || !(b.flags & kCells) || prefix[b.cell_base + b.cell_count] - prefix[b.cell_base] == b.count;
+}
+
 STATGPU_HOST_DEVICE inline void build_next(Plan *plan, const Located *located, const unsigned long long *prefix,
-                                           const Counters &counters)
+                                           const Counters &counters, const PassChecks *checks = nullptr)
 {
     Plan &p = *plan;
     Outcome &o = p.outcome;
@@ -412,27 +436,23 @@ STATGPU_HOST_DEVICE inline void build_next(Plan *plan, const Located *located, c
         o.status = kInconsistent;
         return;
     }
-    /* Segments created last time were filled by this pass: exactly. */
-    for (uint32_t s = p.fresh_segment; s < o.segment_count; ++s)
-        if (counters.segment_fill[s] != p.segments[s].count) {
-            o.status = kInconsistent;
-            return;
-        }
+    /* Segments created last time were filled by this pass: exactly. Counts
+     * known before this pass must match what it counted. */
+    bool hold = checks != nullptr ? checks->segments_hold && checks->counts_hold : true;
+    for (uint32_t s = p.fresh_segment; checks == nullptr && s < o.segment_count; ++s)
+        hold = hold && segment_fill_holds(p, counters, s);
+    for (uint32_t j = 0; checks == nullptr && j < p.bracket_count; ++j)
+        hold = hold && bracket_count_holds(p, prefix, j);
+    if (!hold) {
+        o.status = kInconsistent;
+        return;
+    }
     p.fresh_segment = o.segment_count;
-    /* Counts known before this pass must match what it counted. */
-    if (!p.partition)
-        for (uint32_t j = 0; j < p.bracket_count; ++j) {
-            const Bracket &b = p.brackets[j];
-            if ((b.flags & kCells) && prefix[b.cell_base + b.cell_count] - prefix[b.cell_base] != b.count) {
-                o.status = kInconsistent;
-                return;
-            }
-        }
     const bool output_valid = p.output != kNoOutput && counters.output_count <= p.capacity[p.output];
     if (p.output != kNoOutput && output_valid && !p.partition) {
         /* A later pass compacts every subdivided bracket, all counts known. */
-        uint64_t expected = 0;
-        for (uint32_t j = 0; j < p.bracket_count; ++j)
+        uint64_t expected = checks != nullptr ? checks->compacted : 0;
+        for (uint32_t j = 0; checks == nullptr && j < p.bracket_count; ++j)
             if (p.brackets[j].flags & kCompact)
                 expected += p.brackets[j].count;
         if (expected != counters.output_count) {

@@ -229,13 +229,28 @@ void simulate_pick(radix::Plan *plan, radix::Counters *counters)
     counters->prefix[0] = 0;
     for (uint32_t c = 0; c < plan->cell_count; ++c)
         counters->prefix[c + 1] = counters->prefix[c] + counters->cells[c];
+    /* The device's picker checks the pass's counts before settle_bracket,
+     * every thread a share, and hands them to build_next: the plan it then
+     * builds must be build_next's own, byte for byte. */
+    radix::PassChecks checks{true, true, 0};
+    for (uint32_t seg = plan->fresh_segment; seg < plan->outcome.segment_count; ++seg)
+        checks.segments_hold = checks.segments_hold && radix::segment_fill_holds(*plan, *counters, seg);
+    for (uint32_t j = 0; j < plan->bracket_count; ++j) {
+        checks.counts_hold = checks.counts_hold && radix::bracket_count_holds(*plan, counters->prefix, j);
+        if (plan->brackets[j].flags & radix::kCompact)
+            checks.compacted += plan->brackets[j].count;
+    }
     if (plan->partition)
         for (uint32_t j = 0; j < plan->bracket_count; ++j)
             radix::settle_bracket(plan, counters->prefix, j);
     std::vector<radix::Located> located(radix::kMaxRanks);
     for (uint32_t r = 0; r < plan->rank_count; ++r)
         located[r] = radix::locate_rank(*plan, counters->prefix, r);
+    std::unique_ptr<radix::Plan> checked(new radix::Plan(*plan));
+    radix::build_next(checked.get(), located.data(), counters->prefix, *counters, &checks);
     radix::build_next(plan, located.data(), counters->prefix, *counters);
+    check(std::memcmp(checked.get(), plan, sizeof *plan) == 0,
+          "build_next with the picker's checks plans the same pass as without");
     std::memset(counters->cells, 0, sizeof counters->cells);
     std::memset(counters->segment_fill, 0, sizeof counters->segment_fill);
     std::memset(counters->below_threshold, 0, sizeof counters->below_threshold);
