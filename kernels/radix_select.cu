@@ -702,15 +702,13 @@ bool radix_select_typed(Call &call, const void *d_data, uint64_t count, const st
     const int grid = state->grid[sizeof(Key) == 8 ? kGridRadixPass64 : kGridRadixPass32];
     for (size_t first = 0; first < ranks.size(); first += radix::kMaxRanks) {
         const uint32_t rank_count = static_cast<uint32_t>(std::min<size_t>(radix::kMaxRanks, ranks.size() - first));
-        /* The counters are cleared while the host plans. */
-        if (!call.check(cudaMemsetAsync(d_counters, 0, sizeof(Counters), stream), "clearing the GPU counters"))
-            return false;
         radix::FirstPassInfo info{};
         if (!radix::plan_first_pass(h_sample, radix::kSampleCount, count, ranks.data() + first, rank_count,
                                     KeyOf<Value>::bits, capacity[0], capacity[1], h_plan, &info))
             return call.fail(STATGPU_CUDA_ERROR, "radix selection: no first pass could be planned (internal error)");
         if (!call.check(cudaMemcpyAsync(d_plan, h_plan, sizeof(Plan), cudaMemcpyHostToDevice, stream),
-                        "copying the selection plan to the GPU"))
+                        "copying the selection plan to the GPU") ||
+            !call.check(cudaMemsetAsync(d_counters, 0, sizeof(Counters), stream), "clearing the GPU counters"))
             return false;
         /* Levels per launch batch: the windows usually finish in two passes,
          * the knots in four. */
