@@ -189,6 +189,7 @@ enum PassSwitch {
     kHighWords = 8,
     kCompacting = 16,
     kCollecting = 32,
+    kJoined = 64,  /* the brackets cover the keys from 0 to the largest without a gap */
 };
 constexpr int kPartitionPass = kFixed | kConvert | kCheckNan | kHighWords;
 constexpr int kCompactionPass = kFixed | kConvert | kHighWords | kCompacting;
@@ -312,7 +313,10 @@ __device__ __forceinline__ void pass_loop(PassShared<Key> &s, const PassLoop<Key
                 if (s.lo[position] > key)
                     --position;
                 const int j = position < 0 ? 0 : position;
-                inside = valid[i] && position >= 0 && key <= s.hi[j];
+                /* Joined brackets (each begins where the one before ends,
+                 * from key 0 to the largest) hold every key: no upper
+                 * check. */
+                inside = (kSwitches & kJoined) ? valid[i] : valid[i] && position >= 0 && key <= s.hi[j];
                 flags = inside ? s.flags[j] : 0u;
                 cells = s.cells[j];
                 lo = s.lo[j];
@@ -428,6 +432,13 @@ __global__ void __launch_bounds__(kThreads, 4)
         for (uint32_t i = threadIdx.x; i + 1 < bracket_count; i += blockDim.x)
             ascending = ascending && (static_cast<uint64_t>(s.lo[i]) >> 32) < (static_cast<uint64_t>(s.lo[i + 1]) >> 32);
     const bool high_words = __syncthreads_and(ascending) != 0;
+    /* Whether the brackets join (the knots' partition): no key lies outside. */
+    bool joined = bracket_count > 1;
+    for (uint32_t i = threadIdx.x; joined && i + 1 < bracket_count; i += blockDim.x)
+        joined = static_cast<Key>(s.hi[i] + 1) == s.lo[i + 1];
+    if (threadIdx.x == 0)
+        joined = joined && s.lo[0] == Key{0} && s.hi[bracket_count - 1] == static_cast<Key>(~Key{0});
+    const bool all_joined = __syncthreads_and(joined) != 0;
     /* The search tree of the general loops: node i (level L, m-th of it)
      * holds lo[1 + ((2m + 1) << (depth - 1 - L)) - 1], lo's in-order rank. */
     const int depth = bracket_count <= 64 ? 6 : 9;
@@ -470,14 +481,18 @@ __global__ void __launch_bounds__(kThreads, 4)
                              (a.high_words || sizeof(Key) == 4 ? kHighWords : 0) |
                              (a.compacting ? kCompacting : 0) | (a.collecting ? kCollecting : 0);
         if (bracket_count <= 64) {
-            if (switches == kPartitionPass)
+            if (switches == kPartitionPass && all_joined)
+                pass_loop<Key, kLoopGeneral, 6, kPartitionPass | kJoined>(s, a);
+            else if (switches == kPartitionPass)
                 pass_loop<Key, kLoopGeneral, 6, kPartitionPass>(s, a);
             else if (switches == kCompactionPass)
                 pass_loop<Key, kLoopGeneral, 6, kCompactionPass>(s, a);
             else
                 pass_loop<Key, kLoopGeneral, 6>(s, a);
         } else {
-            if (switches == kPartitionPass)
+            if (switches == kPartitionPass && all_joined)
+                pass_loop<Key, kLoopGeneral, 9, kPartitionPass | kJoined>(s, a);
+            else if (switches == kPartitionPass)
                 pass_loop<Key, kLoopGeneral, 9, kPartitionPass>(s, a);
             else if (switches == kCompactionPass)
                 pass_loop<Key, kLoopGeneral, 9, kCompactionPass>(s, a);
