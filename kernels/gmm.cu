@@ -519,10 +519,11 @@ __global__ void __launch_bounds__(kRows, (D <= 8 || Parts > 1) ? 2 : 1)
  * one pipe (Nsight Compute's "shared pipe"; an m8n8k4 product costs it what
  * its 256 FMAs would, an m16n8k8 half that): phase 1 on the tensor cores
  * saves issue slots and shared loads, not FP64 work (half of a triangular
- * factor is zeros). An m16n8k8 phase 2 at D = 8 with the first moments in
- * A's spare rows, and the row sums as a product with a B of -1/2, were
- * tried: the pipe went to 65% and the E-step got slower (bench/NOTES.md,
- * "GMM v8").
+ * factor is zeros), and at D = 8 the whole fit takes what the FMA kernel's
+ * did (at D = 16 a quarter). Tried at D = 8: the row sums as a product with
+ * a B of -1/2 (the pipe went to 65% and the E-step got slower), and an
+ * m16n8k8 phase 2 with the first moments in A's spare rows (the same time
+ * as m8n8k4's); bench/NOTES.md, "GMM v8".
  * Slots (8 or 16, at least k) sizes the unrolled per-row loops: with no
  * branch among them, the exps' constants stay in registers (the exp is
  * math/exp_nonpositive.h's, fused: 28 instructions where CUDA's took 50).

@@ -367,6 +367,25 @@ __device__ __forceinline__ void pass_loop(PassShared<Key> &s, const PassLoop<Key
     }
 }
 
+/* The general loop of kDepth search steps, with the percentiles' two full
+ * passes' switches fixed at compile time (joined or not) and any other
+ * pass's read at run time. */
+template <typename Key, int kDepth>
+__device__ __forceinline__ void general_pass_loop(PassShared<Key> &s, const PassLoop<Key> &a, bool joined)
+{
+    const int switches = kFixed | (a.convert ? kConvert : 0) | (a.check_nan ? kCheckNan : 0) |
+                         (a.high_words || sizeof(Key) == 4 ? kHighWords : 0) | (a.compacting ? kCompacting : 0) |
+                         (a.collecting ? kCollecting : 0);
+    if (switches == kPartitionPass && joined)
+        pass_loop<Key, kLoopGeneral, kDepth, kPartitionPass | kJoined>(s, a);
+    else if (switches == kPartitionPass)
+        pass_loop<Key, kLoopGeneral, kDepth, kPartitionPass>(s, a);
+    else if (switches == kCompactionPass)
+        pass_loop<Key, kLoopGeneral, kDepth, kCompactionPass>(s, a);
+    else
+        pass_loop<Key, kLoopGeneral, kDepth>(s, a);
+}
+
 /*
  * One pass: every key of the source is compared with the thresholds (counts
  * in registers), looked up among the brackets (a binary search over their
@@ -476,30 +495,10 @@ __global__ void __launch_bounds__(kThreads, 4)
         pass_loop<Key, kLoopWindow>(s, a);
     else if (bracket_count <= 1)
         pass_loop<Key, kLoopFew>(s, a);
-    else {
-        const int switches = kFixed | (a.convert ? kConvert : 0) | (a.check_nan ? kCheckNan : 0) |
-                             (a.high_words || sizeof(Key) == 4 ? kHighWords : 0) |
-                             (a.compacting ? kCompacting : 0) | (a.collecting ? kCollecting : 0);
-        if (bracket_count <= 64) {
-            if (switches == kPartitionPass && all_joined)
-                pass_loop<Key, kLoopGeneral, 6, kPartitionPass | kJoined>(s, a);
-            else if (switches == kPartitionPass)
-                pass_loop<Key, kLoopGeneral, 6, kPartitionPass>(s, a);
-            else if (switches == kCompactionPass)
-                pass_loop<Key, kLoopGeneral, 6, kCompactionPass>(s, a);
-            else
-                pass_loop<Key, kLoopGeneral, 6>(s, a);
-        } else {
-            if (switches == kPartitionPass && all_joined)
-                pass_loop<Key, kLoopGeneral, 9, kPartitionPass | kJoined>(s, a);
-            else if (switches == kPartitionPass)
-                pass_loop<Key, kLoopGeneral, 9, kPartitionPass>(s, a);
-            else if (switches == kCompactionPass)
-                pass_loop<Key, kLoopGeneral, 9, kCompactionPass>(s, a);
-            else
-                pass_loop<Key, kLoopGeneral, 9>(s, a);
-        }
-    }
+    else if (depth == 6)
+        general_pass_loop<Key, 6>(s, a, all_joined);
+    else
+        general_pass_loop<Key, 9>(s, a, all_joined);
 
     __syncthreads();
     for (uint32_t c = threadIdx.x; c < s.cell_count; c += blockDim.x)
@@ -561,8 +560,9 @@ __global__ void __launch_bounds__(kPickThreads) radix_pick_kernel(Plan *d_plan, 
     __syncthreads();
 
     /* build_next's checks of the pass's counts, by every thread (on thread
-     * 0 alone they took 20-30 us of the second picker's 92 at 202
-     * brackets), before settle_bracket rewrites a partition's counts. */
+     * 0 alone they were loops over every bracket: with them here the
+     * percentiles' second picker went from 92 to 88 us, the third from 35
+     * to 24), before settle_bracket rewrites a partition's counts. */
     bool hold = true;
     unsigned long long compacted = 0;
     for (uint32_t seg = plan->fresh_segment + threadIdx.x; seg < plan->outcome.segment_count; seg += blockDim.x)
