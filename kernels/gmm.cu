@@ -15,7 +15,8 @@
  *      16 components on a GPU of compute capability 8.0 or later, a warp per
  *      component adds the products on the FP64 tensor cores, four rows per
  *      8 x 4 by 4 x 8 matrix product (17% less time per E-step at 10^6 x 8,
- *      k = 8 on the H100: bench/NOTES.md, "GMM v6").
+ *      k = 8 on the H100: bench/NOTES.md, "GMM v6"). On sm_90 machine code
+ *      estep_tensor_kernel takes 8 and 16 variables instead (below).
  * After the last tile the lanes of a component are added by warp shuffles and
  * then in shared memory, in a fixed order, and each block writes its sums;
  * a second kernel adds the blocks' sums in block order. No atomics: the same
@@ -42,6 +43,7 @@ struct statgpu_cuda_gmm_session {
     size_t shared_bytes = 0, entries = 0, stride = 0, model_doubles = 0;
     int major = 0;                  /* the major version of the m8n8k4 phase 2's machine code */
     bool tensor = false;            /* whether estep_tensor_kernel's machine code is sm_90's */
+    bool pairs = true;              /* whether PairSums pairs components (STATGPU_CUDA_GMM_PAIRS=0: not) */
     double *d_data = nullptr;       /* n x padded, column-major; these arrays are carved from the
                                        state's mixture workspace */
     double *d_model = nullptr;      /* log_norm k, means k x padded (j padded + v), factors */
@@ -325,6 +327,200 @@ struct WideSums {
     }
 };
 
+/* The 8-variable phase 2 on m16n8k8 products, two components a product.
+ * m8n8k4 costs the FP64 pipe what its 256 FMAs would; m16n8k8 does 1,024 in
+ * twice the time, but its A has 16 rows and an 8 x 8 block of sums needs 8.
+ * A unit pairs components a and b: A's rows 0..7 hold r_a (x - mean_a)_v,
+ * rows 8..15 r_b (x - mean_b)_v, and B (x - mean_a)_u for both, so the
+ * product's lower block is b's sums centred on b's mean on one side and on
+ * a's on the other: with delta = mean_a - mean_b,
+ *   sum r_b (x - mean_b)(x - mean_a)^T = S_b - f_b delta^T,
+ * S_b the sums wanted and f_b = sum r_b (x - mean_b), added back at the end.
+ * Every term of that block is rounded at the size of |x - mean_b| |x -
+ * mean_a|, so b's sums lose about log2(|delta| / spread_b) bits against a
+ * product of its own: the host pairs only components whose loss it bounds
+ * (pair_components), and a component left alone has A's rows 8..15 zero.
+ * The units' table at the model's end: its count, then a and b per unit (b
+ * -1 where alone). A unit's rows of a tile are split into Slices slices of
+ * consecutive rows, one a warp, so that 4 units keep all 8 warps busy; a
+ * warp owns jobs w and w + 8 (job = unit Slices + slice). The slices' sums
+ * are added in order in shared memory at the end (a fixed order: the same
+ * bits on every repeat). */
+constexpr int kUnitDoubles = 1 + kMmaComponents;  /* the count, then a and b per unit */
+constexpr int kStageDoubles = 16 * 8 + 2 * 8 + 2; /* a job's products, first moments and weights */
+
+/* Slices per unit: the largest power of two that keeps units x slices within
+ * the block's warps. */
+__host__ __device__ constexpr int slices_for(int units)
+{
+    int slices = 1;
+    while (2 * slices * units <= kRows / 32 && 2 * slices <= kRows / 32)
+        slices *= 2;
+    return slices;
+}
+
+template <int Own>
+struct PairSums {
+    double products[Own][4] = {}, first[Own][2] = {}, weight[Own][2] = {};
+    int a[Own], b[Own], begin[Own];  /* the components (b < 0: none), the slice's first row */
+    int jobs = 0, steps = 0;
+
+    __device__ __forceinline__ void take_jobs(const double *units_table)
+    {
+        const int units = static_cast<int>(units_table[0]), slices = slices_for(units);
+        jobs = units * slices;
+        steps = kRows / 8 / slices;
+        const int warp = threadIdx.x / 32;
+#pragma unroll
+        for (int own = 0; own < Own; ++own) {
+            const int job = warp + (kRows / 32) * own, unit = job / slices;
+            a[own] = job < jobs ? static_cast<int>(units_table[1 + 2 * unit]) : 0;
+            b[own] = job < jobs ? static_cast<int>(units_table[2 + 2 * unit]) : -1;
+            begin[own] = (job % slices) * (kRows / slices);
+        }
+    }
+
+    /* Lane (g, q): A[g][q + 4 e] = r_a (x - mean_a)_g of row q + 4 e of the
+     * step's 8, A[g + 8][.] the same for b, B[q + 4 e][g] = (x - mean_a)_g. */
+    __device__ __forceinline__ void add_tile(const double *s_x, const double *s_r, const double *s_means, int)
+    {
+        const int warp = threadIdx.x / 32, g = (threadIdx.x % 32) >> 2, q = threadIdx.x & 3;
+#pragma unroll
+        for (int own = 0; own < Own; ++own) {
+            if (warp + (kRows / 32) * own >= jobs)
+                break;
+            const double *x = s_x + g * kXStride + begin[own] + q;
+            if (b[own] >= 0)
+                add_job<true>(own, x, s_r, s_means, g, q);
+            else
+                add_job<false>(own, x, s_r, s_means, g, q);
+        }
+    }
+
+    template <bool Paired>
+    __device__ __forceinline__ void add_job(int own, const double *x, const double *s_r, const double *s_means,
+                                            int g, int q)
+    {
+        const int ja = a[own], jb = Paired ? b[own] : ja;
+        const double mean_a = s_means[ja * 8 + g], mean_b = s_means[jb * 8 + g];
+        const double *ra = s_r + ja * kRows + begin[own] + q, *rb = s_r + jb * kRows + begin[own] + q;
+        /* Two accumulators, even and odd steps (steps is even), where a warp
+         * has one job: an m16n8k8 waits for the one before it into the same
+         * accumulator. */
+        double d[2][4] = { { products[own][0], products[own][1], products[own][2], products[own][3] }, {} };
+        double fa = first[own][0], fb = first[own][1], wa = weight[own][0], wb = weight[own][1];
+        auto add_step = [&](int step, double (&acc)[4]) {
+            const double x0 = x[8 * step], x1 = x[8 * step + 4];
+            const double ra0 = ra[8 * step], ra1 = ra[8 * step + 4];
+            const double c0 = x0 - mean_a, c1 = x1 - mean_a;
+            const double bv[2] = { c0, c1 };
+            if constexpr (Paired) {
+                const double rb0 = rb[8 * step], rb1 = rb[8 * step + 4];
+                const double av[4] = { ra0 * c0, rb0 * (x0 - mean_b), ra1 * c1, rb1 * (x1 - mean_b) };
+                mma_16x8<8>(acc, av, bv);
+                fa += av[0] + av[2];
+                fb += av[1] + av[3];
+                wa += ra0 + ra1;
+                wb += rb0 + rb1;
+            } else {
+                const double av[4] = { ra0 * c0, 0.0, ra1 * c1, 0.0 };
+                mma_16x8<8>(acc, av, bv);
+                fa += av[0] + av[2];
+                wa += ra0 + ra1;
+            }
+        };
+        if constexpr (Own == 1) {
+            for (int step = 0; step < steps; step += 2) {
+                add_step(step, d[0]);
+                add_step(step + 1, d[1]);
+            }
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                products[own][e] = d[0][e] + d[1][e];
+        } else {  /* two jobs a warp: registers for one accumulator */
+#pragma unroll 2
+            for (int step = 0; step < steps; ++step)
+                add_step(step, d[0]);
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                products[own][e] = d[0][e];
+        }
+        first[own][0] = fa;
+        first[own][1] = fb;
+        weight[own][0] = wa;
+        weight[own][1] = wb;
+    }
+
+    /* The jobs' sums staged in shared memory (s_stage, the tile's space, free
+     * after the last tile), then each entry of the components' sums added over
+     * its unit's slices in order, b's products corrected, at out (1 + j E). */
+    __device__ __forceinline__ void write(double *out, int k, const double *units_table, const double *s_means,
+                                          double *s_stage)
+    {
+        constexpr int E = entry_count(8, true);
+        const int warp = threadIdx.x / 32, g = (threadIdx.x % 32) >> 2, q = threadIdx.x & 3;
+#pragma unroll
+        for (int own = 0; own < Own; ++own) {
+            const int job = warp + (kRows / 32) * own;
+            if (job >= jobs)
+                break;
+            double sums[4] = { first[own][0], first[own][1], weight[own][0], weight[own][1] };
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                sums[e] += __shfl_xor_sync(0xffffffffu, sums[e], 1);
+                sums[e] += __shfl_xor_sync(0xffffffffu, sums[e], 2);
+            }
+            double *stage = s_stage + job * kStageDoubles;
+#pragma unroll
+            for (int e = 0; e < 4; ++e)  /* D[g + 8 (e / 2)][2 q + e % 2] */
+                stage[(g + 8 * (e / 2)) * 8 + 2 * q + e % 2] = products[own][e];
+            if (q == 0) {
+                stage[128 + g] = sums[0];
+                stage[136 + g] = sums[1];
+            }
+            if (threadIdx.x % 32 == 0) {
+                stage[144] = sums[2];
+                stage[145] = sums[3];
+            }
+        }
+        __syncthreads();
+        const int units = static_cast<int>(units_table[0]), slices = slices_for(units);
+        for (int e = threadIdx.x; e < k * E; e += blockDim.x) {
+            const int j = e / E, entry = e % E;
+            int unit = 0, role = 0;
+            for (int u = 0; u < units; ++u) {
+                if (static_cast<int>(units_table[1 + 2 * u]) == j)
+                    unit = u, role = 0;
+                if (static_cast<int>(units_table[2 + 2 * u]) == j)
+                    unit = u, role = 1;
+            }
+            int place, row = 0, col = 0;
+            if (entry == 0) {
+                place = 144 + role;
+            } else if (entry <= 8) {
+                place = 128 + 8 * role + entry - 1;
+            } else {
+                const int p = entry - 9;  /* p = col (col + 1) / 2 + row, row <= col */
+                while ((col + 1) * (col + 2) / 2 <= p)
+                    ++col;
+                row = p - col * (col + 1) / 2;
+                place = (8 * role + row) * 8 + col;
+            }
+            const double *stage = s_stage + unit * slices * kStageDoubles;
+            double sum = 0.0, moment = 0.0;
+            for (int s = 0; s < slices; ++s) {
+                sum += stage[s * kStageDoubles + place];
+                moment += stage[s * kStageDoubles + 136 + row];
+            }
+            if (role == 1 && entry > 8) {
+                const int ja = static_cast<int>(units_table[1 + 2 * unit]);
+                sum = fma(moment, s_means[ja * 8 + col] - s_means[j * 8 + col], sum);
+            }
+            out[1 + static_cast<size_t>(j) * E + entry] = sum;
+        }
+    }
+};
+
 /* A valid row's log-likelihood lse into the thread's sum, and to *row_ll
  * where asked. */
 __device__ __forceinline__ void add_row_log_likelihood(bool valid, double lse, double *row_ll, double *ll)
@@ -512,9 +708,11 @@ __global__ void __launch_bounds__(kRows, (D <= 8 || Parts > 1) ? 2 : 1)
  *      shuffles; lp into s_r;
  *   2. lane l takes row 32 w + l: one exp per component, the log-sum-exp and
  *      the responsibilities;
- *   3. after the block's barrier, the sums: for D = 8 as estep_kernel's
- *      m8n8k4 phase 2 (MmaSums), for D = 16 on m16n8k8 (WideSums; the FMA
- *      kernel's phase 2 kept 153 sums a thread and spilled).
+ *   3. after the block's barrier, the sums: for D = 8 on m16n8k8, two
+ *      components a product where the host found them near enough
+ *      (PairSums; estep_kernel's m8n8k4 phase 2 spent the pipe's time on
+ *      one), for D = 16 on m16n8k8 (WideSums; the FMA kernel's phase 2 kept
+ *      153 sums a thread and spilled).
  * On the H100 FP64 vector instructions and FP64 tensor-core products share
  * one pipe (Nsight Compute's "shared pipe"; an m8n8k4 product costs it what
  * its 256 FMAs would, an m16n8k8 half that): phase 1 on the tensor cores
@@ -552,8 +750,11 @@ __global__ void __launch_bounds__(kRows, 2)
     }
 
     const int t = threadIdx.x, warp = t / 32, lane = t % 32, g = lane / 4, q = lane % 4;
-    using Sums = typename std::conditional<D == 8, MmaSums<Slots / (kRows / 32)>, WideSums<Slots / (kRows / 32)>>::type;
+    using Sums = typename std::conditional<D == 8, PairSums<Slots / (kRows / 32)>, WideSums<Slots / (kRows / 32)>>::type;
     Sums sums;
+    const double *units_table = model + k * (1 + D + D * D);
+    if constexpr (D == 8)
+        sums.take_jobs(units_table);
     double ll = 0.0;
     __syncthreads();
 
@@ -647,7 +848,10 @@ __global__ void __launch_bounds__(kRows, 2)
     }
 
     write_block_log_likelihood(ll, s_x, partials + blockIdx.x * stride);
-    sums.write(partials + blockIdx.x * stride, k);
+    if constexpr (D == 8)
+        sums.write(partials + blockIdx.x * stride, k, units_table, s_means, s_x);
+    else
+        sums.write(partials + blockIdx.x * stride, k);
 }
 
 /* reduced[e] = the blocks' partials[b stride + e] added for e below used,
@@ -767,6 +971,67 @@ size_t shared_bytes_for(int padded, int k, int lanes)
     return (model + std::max(tile, std::max(sums, static_cast<size_t>(kRows / 32)))) * sizeof(double);
 }
 
+/* PairSums' units for one model, into table (kUnitDoubles): components a
+ * and b share an m16n8k8 product where b's sums lose at most
+ * kPairLossBits bits. The loss bound: |mean_a - mean_b| / spread_b, the
+ * spread b's smallest standard deviation, 1 / sqrt(largest eigenvalue of
+ * F_b F_b^T), which ||F_b||_F bounds from above; so rho(b | a) = |mean_a -
+ * mean_b| ||F_b||_F, at most 2^kPairLossBits (with every product rounded
+ * to 53 bits, b's sums stay within about 2^-45 of a product of their own).
+ * Greedy: the pair of least rho (the better of its two orders) first, ties
+ * to the lower indices; the rest alone. Measured on the H100, 10^6 x 8,
+ * k = 8, 50 iterations, device time: 8.38-8.74 ms with every component
+ * alone (STATGPU_CUDA_GMM_PAIRS=0), 7.67-7.89 ms paired (bench/NOTES.md
+ * "GMM v9"). */
+constexpr int kPairLossBits = 8;
+
+void pair_components(int k, int d, const double *means, const double *factors, bool pair, double *table)
+{
+    std::vector<double> spread_inverse(k);
+    for (int j = 0; j < k; ++j) {
+        double f = 0.0;
+        for (int e = 0; e < d * d; ++e)
+            f += factors[static_cast<size_t>(j) * d * d + e] * factors[static_cast<size_t>(j) * d * d + e];
+        spread_inverse[j] = std::sqrt(f);
+    }
+    const double limit = std::ldexp(1.0, kPairLossBits);
+    std::vector<char> taken(k, 0);
+    int units = 0;
+    for (;;) {
+        int best_a = -1, best_b = -1;
+        double best = limit;
+        for (int a = 0; pair && a < k; ++a)
+            for (int b = 0; b < k; ++b) {
+                if (a == b || taken[a] || taken[b])
+                    continue;
+                double gap = 0.0;
+                for (int v = 0; v < d; ++v) {
+                    const double delta = means[a + static_cast<size_t>(k) * v] - means[b + static_cast<size_t>(k) * v];
+                    gap += delta * delta;
+                }
+                const double rho = std::sqrt(gap) * spread_inverse[b];
+                if (best_a < 0 ? rho <= best : rho < best) {  /* a NaN never pairs */
+                    best = rho;
+                    best_a = a;
+                    best_b = b;
+                }
+            }
+        if (best_a < 0)
+            break;
+        taken[best_a] = taken[best_b] = 1;
+        table[1 + 2 * units] = best_a;
+        table[2 + 2 * units] = best_b;
+        ++units;
+    }
+    for (int j = 0; j < k; ++j)
+        if (!taken[j]) {
+            table[1 + 2 * units] = j;
+            table[2 + 2 * units] = -1;
+            ++units;
+        }
+    table[0] = units;
+}
+
 void free_session(statgpu_cuda_gmm_session *session)
 {
     if (session == nullptr)
@@ -842,7 +1107,9 @@ statgpu_cuda_status gmm_begin(statgpu_cuda_state *state, const double *data, siz
     const int padded = session->padded;
     session->entries = entry_count(padded, true);
     session->stride = 1 + k * session->entries;
-    session->model_doubles = k * (1 + padded + padded * padded);
+    session->model_doubles = k * (1 + padded + padded * padded) + kUnitDoubles;
+    if (const char *pairs = std::getenv("STATGPU_CUDA_GMM_PAIRS"); pairs != nullptr && std::strcmp(pairs, "0") == 0)
+        session->pairs = false;
     /* Two blocks per multiprocessor, no more than there are tiles. */
     const size_t tiles = (n_obs + kRows - 1) / kRows;
     session->grid = static_cast<int>(std::min<size_t>(tiles, 2 * static_cast<size_t>(state->multiprocessor_count)));
@@ -948,6 +1215,9 @@ statgpu_cuda_status gmm_estep(statgpu_cuda_gmm_session *session, const statgpu_c
                     f[v] = model->factors[j + static_cast<size_t>(k) * v];
             }
         }
+        if (triangular && padded == 8 && k <= kMmaComponents)
+            pair_components(k, d, model->means, model->factors, session->pairs,
+                            h + static_cast<size_t>(k) * (1 + padded + factor_doubles));
     }
     if (!call.check(cudaEventRecord(events[kEventStart], stream), "recording an event") ||
         !call.check(cudaMemcpyAsync(session->d_model, session->h_model, model_count * model_stride * sizeof(double),

@@ -183,14 +183,22 @@ static void test_lts(void **state)
 
 /* ------------------------------------------------------- Gaussian mixture */
 
-static void check_gmm(size_t n, size_t d, size_t k, statgpu_gmm_covariance type)
+/* Component c's centre is at spacing c (or spacing c^2 where quadratic) in
+ * every variable, alternating signs: at spacing 3 the components overlap;
+ * the GPU's 8-variable E-step pairs components for its products of sums
+ * only where their centres are near relative to their spread, so spacing 300
+ * leaves every component alone and spacing 3 c^2 pairs the near ones only. */
+static void check_gmm_spaced(size_t n, size_t d, size_t k, statgpu_gmm_covariance type, double spacing,
+                             bool quadratic)
 {
     double *data = malloc(n * d * sizeof *data);
     test_rng rng = { 7 + n + d + k };
     for (size_t i = 0; i < n; ++i)
-        for (size_t v = 0; v < d; ++v)
-            data[i + n * v] = 3.0 * (double)(i % k) * (v % 2 ? -1.0 : 1.0) + 0.2 * (double)v
-                              + (1.0 + 0.1 * (double)(i % k)) * test_rng_normal(&rng);
+        for (size_t v = 0; v < d; ++v) {
+            const double c = (double)(i % k);
+            data[i + n * v] = spacing * (quadratic ? c * c : c) * (v % 2 ? -1.0 : 1.0) + 0.2 * (double)v
+                              + (1.0 + 0.1 * c) * test_rng_normal(&rng);
+        }
     /* Given start: means at spread rows, unit precisions. */
     size_t cov = type == STATGPU_GMM_FULL ? k * d * d : type == STATGPU_GMM_TIED ? d * d
                  : type == STATGPU_GMM_DIAG ? k * d : k;
@@ -265,6 +273,11 @@ static void check_gmm(size_t n, size_t d, size_t k, statgpu_gmm_covariance type)
  * log-likelihood within 1e-10 (which restart wins among those that reach the
  * same optimum is a matter of the last bits), and a second GPU run gives the
  * same bits and the same restart. */
+static void check_gmm(size_t n, size_t d, size_t k, statgpu_gmm_covariance type)
+{
+    check_gmm_spaced(n, d, k, type, 3.0, false);
+}
+
 static void check_gmm_restarts(void)
 {
     const size_t n = 4000, d = 2, k = 3;
@@ -306,6 +319,9 @@ static void test_gmm(void **state)
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
         for (int type = STATGPU_GMM_FULL; type <= STATGPU_GMM_SPHERICAL; ++type)
             check_gmm(shapes[s][0], shapes[s][1], shapes[s][2], (statgpu_gmm_covariance)type);
+    check_gmm_spaced(6000, 8, 6, STATGPU_GMM_FULL, 300.0, false);
+    check_gmm_spaced(8000, 8, 8, STATGPU_GMM_FULL, 3.0, true);
+    check_gmm_spaced(9000, 5, 13, STATGPU_GMM_FULL, 2.0, true);
 }
 
 static int setup(void **state)
