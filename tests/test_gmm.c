@@ -20,7 +20,8 @@
  * column, more variables than a component has rows: the fit returns finite
  * parameters and counts its repairs. The CPU's E-step in chunks (gmm_estep.c)
  * against a naive one in long double, every covariance type, part chunks and
- * a component no row reaches. The same bits at 1, 2 and 3 threads;
+ * a component no row reaches; its AVX2 kernel gives the generic (SSE2)
+ * kernel's bits. The same bits at 1, 2 and 3 threads;
  * k-means starts and restarts; every bad argument; the result tables.
  *
  * With STATGPU_TEST_BACKEND=cuda (ctest's reference_gmm_cuda) the same tests
@@ -35,6 +36,7 @@
 #include <cmocka.h>
 
 #include "statgpu.h"
+#include "methods/gmm_estep.h"
 #include "test_reference_csv.h"
 #include "test_support.h"
 
@@ -604,6 +606,97 @@ static void test_e_step_chunks(void **state)
     free(data);
     free(resp);
     free(row_ll);
+}
+
+/* The CPU E-step's kernels (gmm_estep.c): the AVX2 one gives the generic
+ * one's bits (SSE2 code on x86-64, what a CPU without AVX2 runs) in every
+ * output: responsibilities, row log-likelihoods and the sums. Every
+ * covariance type, n_vars 1 to 5, 7 to 9, 16 and 17 (vector tails, more
+ * than a tile), k 1, 2, 3, 5 and 11 (components spread out, the farthest
+ * with responsibilities 0 or subnormal), rows 5 to 106 of 110 (three
+ * chunks and a part-filled one, from a row not on a chunk's boundary).
+ * Skipped where the CPU has no AVX2. */
+static void test_e_step_kernels_agree(void **state)
+{
+    (void)state;
+    TEST_SKIP_IF(g_skip_reason);
+    sg_gmm_estep_kernel *generic = sg_gmm_estep_kernel_named("generic");
+    sg_gmm_estep_kernel *avx2 = sg_gmm_estep_kernel_named("avx2");
+    assert_non_null(generic);
+    if (avx2 == NULL) {
+        print_message("skipped: this CPU has no AVX2, so only the generic E-step kernel runs here\n");
+        skip();
+    }
+    enum { n = 110, ld = 113, begin = 5, end = 107, most_vars = 17, most_k = 11 };
+    static const size_t var_counts[] = { 1, 2, 3, 4, 5, 7, 8, 9, 16, 17 };
+    static const size_t component_counts[] = { 1, 2, 3, 5, 11 };
+    static const statgpu_gmm_covariance types[] = { STATGPU_GMM_FULL, STATGPU_GMM_TIED, STATGPU_GMM_DIAG,
+                                                    STATGPU_GMM_SPHERICAL };
+    static double data[ld * most_vars], means[most_k * most_vars], factors[most_k * most_vars * most_vars];
+    static double resp[2][n * most_k], row_ll[2][n], partial[2][1 + most_k + 2 * most_k * most_vars * most_vars];
+    double constant[most_k];
+    test_rng rng = { 31 };
+    for (size_t e = 0; e < ld * most_vars; ++e)
+        data[e] = 10.0 + 2.0 * test_rng_normal(&rng);
+    for (size_t dv = 0; dv < sizeof var_counts / sizeof var_counts[0]; ++dv)
+        for (size_t dk = 0; dk < sizeof component_counts / sizeof component_counts[0]; ++dk)
+            for (size_t t = 0; t < sizeof types / sizeof types[0]; ++t) {
+                const size_t d = var_counts[dv], k = component_counts[dk];
+                const statgpu_gmm_covariance type = types[t];
+                const bool products = type == STATGPU_GMM_FULL || type == STATGPU_GMM_TIED;
+                const size_t partial_count = 1 + k + k * d + k * (products ? d * d : d);
+                char what[96];
+                snprintf(what, sizeof what, "d = %zu, k = %zu, type %d", d, k, (int)type);
+                /* component j a row's values moved by 7 j in the first variable */
+                for (size_t j = 0; j < k; ++j)
+                    for (size_t v = 0; v < d; ++v)
+                        means[j + k * v] = data[(j * 37) % n + ld * v] + (v == 0 ? 7.0 * (double)j : 0.0);
+                /* factors U (upper triangular), constant log w_j + log det U_j - d log(2 pi) / 2 */
+                memset(factors, 0, sizeof factors);
+                for (size_t j = 0; j < (type == STATGPU_GMM_TIED ? 1 : k); ++j)
+                    for (size_t c = 0; c < d; ++c) {
+                        const double diagonal = 0.6 + 0.1 * (double)((j + c) % 4);
+                        if (products) {
+                            double *u = factors + j * d * d;
+                            for (size_t r = 0; r < c; ++r)
+                                u[r + d * c] = 0.05 * (double)((int)((r + 2 * c + j) % 5) - 2);
+                            u[c + d * c] = diagonal;
+                        } else if (type == STATGPU_GMM_DIAG) {
+                            factors[j + k * c] = diagonal;
+                        } else {
+                            factors[j] = diagonal;
+                        }
+                    }
+                for (size_t j = 0; j < k; ++j) {
+                    double log_det = 0.0;
+                    for (size_t c = 0; c < d; ++c)
+                        log_det += log(type == STATGPU_GMM_FULL ? factors[j * d * d + c + d * c]
+                                       : type == STATGPU_GMM_TIED ? factors[c + d * c]
+                                       : type == STATGPU_GMM_DIAG ? factors[j + k * c] : factors[j]);
+                    constant[j] = log(1.0 / (double)k) + log_det - 0.5 * (double)d * 1.8378770664093454835606594728112;
+                }
+                const sg_gmm_estep_model model = { d, k, type, means, factors, constant };
+                sg_gmm_estep_kernel *const kernels[2] = { generic, avx2 };
+                double *scratch = malloc(sg_gmm_estep_scratch_count(d, k) * sizeof *scratch);
+                assert_non_null(scratch);
+                for (int which = 0; which < 2; ++which) {
+                    /* the rows outside [begin, end) keep what they hold */
+                    for (size_t e = 0; e < n * k; ++e)
+                        resp[which][e] = -1.0;
+                    for (size_t i = 0; i < n; ++i)
+                        row_ll[which][i] = -1.0;
+                    memset(partial[which], 0, partial_count * sizeof partial[which][0]);
+                    const sg_gmm_estep_out out = { resp[which], n, row_ll[which], partial[which] };
+                    kernels[which](&model, data, ld, begin, end, &out, scratch);
+                }
+                free(scratch);
+                assert_array_bits_equal(what, "responsibilities", resp[1], resp[0], n * k);
+                assert_array_bits_equal(what, "row log-likelihoods", row_ll[1], row_ll[0], n);
+                assert_array_bits_equal(what, "sums", partial[1], partial[0], partial_count);
+                for (size_t i = begin; i < end; ++i)
+                    if (!isfinite(row_ll[0][i]))
+                        fail_msg("%s: row %zu's log-likelihood %g", what, i, row_ll[0][i]);
+            }
 }
 
 /* The data's scan runs on blocks of rows in parallel: the value it reports is
@@ -1191,6 +1284,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_first_bad_value),
         cmocka_unit_test(test_threads_and_restarts),
         cmocka_unit_test(test_e_step_chunks),
+        cmocka_unit_test(test_e_step_kernels_agree),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_result_tables),
         cmocka_unit_test(test_model_selection),

@@ -17,7 +17,8 @@
  * re-seeded, never NaN; the same bits at 1, 2 and 3 threads; bad arguments;
  * the E-step's own exp (engine/src/math/exp_nonpositive.h) within 1 ulp of the
  * exact value on [-746, 0], subnormal results included, exactly 1 at 0, 0
- * at -746 and NaN at NaN.
+ * at -746 and NaN at NaN; the E-step's AVX2 kernel gives the generic (SSE2)
+ * kernel's bits.
  *
  * With STATGPU_TEST_BACKEND=cuda every call asks for CUDA (the GPU fits each
  * (data set, start) pair; a pair whose M-step would re-seed goes back to the
@@ -38,9 +39,10 @@
 
 #include "statgpu.h"
 #include "test_reference_csv.h"
-/* The header alone (a static inline function, no engine symbols): the
- * engine's private headers are not on this test's include path. */
+/* The engine's private headers: the exp (a static inline function) and the
+ * E-step's kernels, whose source is compiled in (tests/CMakeLists.txt). */
 #include "math/exp_nonpositive.h"
+#include "methods/igmm_estep.h"
 #include "test_support.h"
 
 #include <float.h>
@@ -416,6 +418,71 @@ static void test_exp(void **state)
     assert_true(isnan(sg_exp_nonpositive_with(NAN, 1)));
 }
 
+/* The CPU E-step's kernels (igmm_estep.c): the AVX2 one gives the generic
+ * one's bits (SSE2 code on x86-64, what a CPU without AVX2 runs) in the
+ * responsibilities and every sum, with and without responsibilities. k 1,
+ * 2 (its own path), 3, 5, 8 and 64; n 1, 3, 31, 32, 33, 517 and 1027
+ * (part-filled last blocks; at 1027 the products' logs taken twice from
+ * k 2 on); narrow components, so responsibilities 0 (terms below the
+ * clamp) and subnormal. Skipped where the CPU has no AVX2. */
+static void test_e_step_kernels_agree(void **state)
+{
+    (void)state;
+    TEST_SKIP_IF(g_skip_reason);
+    sg_igmm_e_kernel *generic = sg_igmm_e_kernel_named("generic");
+    sg_igmm_e_kernel *avx2 = sg_igmm_e_kernel_named("avx2");
+    assert_non_null(generic);
+    if (avx2 == NULL) {
+        print_message("skipped: this CPU has no AVX2, so only the generic E-step kernel runs here\n");
+        skip();
+    }
+    enum { most_n = 1027, most_k = SG_IGMM_MAX_K };
+    static const size_t lengths[] = { 1, 3, 31, 32, 33, 517, 1027 };
+    static const size_t component_counts[] = { 1, 2, 3, 5, 8, 64 };
+    static double x[most_n], log_term[most_n], inverse[most_n], resp[2][most_n * most_k];
+    static sg_igmm_sums sums[2], sums_alone[2];
+    test_rng rng = { 41 };
+    for (size_t i = 0; i < most_n; ++i)
+        x[i] = exp(1.2 * test_rng_normal(&rng));
+    sg_igmm_terms terms = { log_term, inverse };
+    sg_igmm_fill_terms(x, most_n, &terms);
+    for (size_t dk = 0; dk < sizeof component_counts / sizeof component_counts[0]; ++dk) {
+        const size_t k = component_counts[dk];
+        /* alpha 1/k, mu from 0.3 up, lambda 2000 (narrow) for components 1, 4, 7, ... */
+        sg_igmm_constants constants;
+        for (size_t j = 0; j < k; ++j) {
+            const double mu = 0.3 * pow(1.3, (double)j), lambda = j % 3 == 1 ? 2000.0 : 1.0 + (double)j;
+            constants.offset[j] = log(1.0 / (double)k) + 0.5 * (log(lambda) - 1.8378770664093454835606594728112);
+            constants.scale[j] = lambda / (2.0 * mu * mu);
+            constants.mu[j] = mu;
+        }
+        for (size_t dn = 0; dn < sizeof lengths / sizeof lengths[0]; ++dn) {
+            const size_t n = lengths[dn];
+            char what[64];
+            snprintf(what, sizeof what, "n = %zu, k = %zu", n, k);
+            sg_igmm_e_kernel *const kernels[2] = { generic, avx2 };
+            for (int which = 0; which < 2; ++which) {
+                /* as the E-step starts them; beyond k untouched */
+                memset(&sums[which], 0, sizeof sums[which]);
+                for (size_t l = 0; l < SG_IGMM_LANES; ++l)
+                    sums[which].product[l] = 1.0;
+                sums_alone[which] = sums[which];
+                for (size_t e = 0; e < n * k; ++e)
+                    resp[which][e] = -1.0;
+                kernels[which](x, &terms, n, k, &constants, resp[which], &sums[which]);
+                kernels[which](x, &terms, n, k, &constants, NULL, &sums_alone[which]);
+            }
+            assert_array_bits_equal(what, "responsibilities", resp[1], resp[0], n * k);
+            assert_array_bits_equal(what, "sums", (const double *)&sums[1], (const double *)&sums[0],
+                            sizeof sums[0] / sizeof(double));
+            assert_array_bits_equal(what, "sums without responsibilities", (const double *)&sums_alone[1],
+                            (const double *)&sums_alone[0], sizeof sums[0] / sizeof(double));
+            if (!isfinite(sums[0].logs))
+                fail_msg("%s: the logs' sum %g", what, sums[0].logs);
+        }
+    }
+}
+
 /* The backend under test against the CPU: 300 data sets of 50 to 200,000
  * values (two beyond the GPU's shared memory: the grid path, 2 and 25
  * blocks a start), 3 starts, 40 iterations each (tolerance 0, so both run
@@ -592,6 +659,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_tables),
         cmocka_unit_test(test_exp),
+        cmocka_unit_test(test_e_step_kernels_agree),
     };
     return test_exit_code(cmocka_run_group_tests(tests, setup, teardown), g_skip_reason);
 }

@@ -74,6 +74,29 @@ static inline int test_same_bits(double a, double b)
             fail_msg("%.17g is not %.17g", same_bits_actual_, same_bits_expected_); \
     } while (0)
 
+/* The first of count values where got and expected differ in their bits;
+ * count where none does. */
+static inline size_t test_first_different_bits(const double *got, const double *expected, size_t count)
+{
+    if (memcmp(got, expected, count * sizeof *got) == 0)
+        return count;
+    size_t e = 0;
+    while (e < count && memcmp(got + e, expected + e, sizeof *got) == 0)
+        ++e;
+    return e;
+}
+
+/* In a cmocka test: fails, naming the first value that differs, unless
+ * got[0..count-1] has expected's bits. */
+#define assert_array_bits_equal(what, output, got, expected, count)                                   \
+    do {                                                                                            \
+        const double *bits_got_ = (got), *bits_expected_ = (expected);                              \
+        const size_t bits_at_ = test_first_different_bits(bits_got_, bits_expected_, (count));      \
+        if (bits_at_ < (size_t)(count))                                                             \
+            fail_msg("%s: %s[%zu] is %a, expected %a", (what), (output), bits_at_, bits_got_[bits_at_], \
+                     bits_expected_[bits_at_]);                                                      \
+    } while (0)
+
 /* ----- data patterns ----- */
 
 typedef enum test_pattern {

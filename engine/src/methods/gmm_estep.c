@@ -274,12 +274,20 @@ __attribute__((target("avx2"))) static void sg_gmm_estep_avx2(const sg_gmm_estep
 }
 #endif
 
-sg_gmm_estep_kernel *sg_gmm_estep_best_kernel(void)
+sg_gmm_estep_kernel *sg_gmm_estep_kernel_named(const char *name)
 {
+    if (strcmp(name, "generic") == 0)
+        return sg_gmm_estep_generic;
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") ? sg_gmm_estep_avx2 : sg_gmm_estep_generic;
-#else
-    return sg_gmm_estep_generic;
+    if (strcmp(name, "avx2") == 0 && __builtin_cpu_supports("avx2"))
+        return sg_gmm_estep_avx2;
 #endif
+    return NULL;
+}
+
+sg_gmm_estep_kernel *sg_gmm_estep_best_kernel(void)
+{
+    sg_gmm_estep_kernel *avx2 = sg_gmm_estep_kernel_named("avx2");
+    return avx2 != NULL ? avx2 : sg_gmm_estep_generic;
 }

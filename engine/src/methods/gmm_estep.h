@@ -47,4 +47,8 @@ typedef void sg_gmm_estep_kernel(const sg_gmm_estep_model *model, const double *
 /* The kernel for this CPU (AVX2 where it has it, else SSE2 on x86-64). */
 sg_gmm_estep_kernel *sg_gmm_estep_best_kernel(void);
 
+/* The kernel named "generic" (SSE2 code on x86-64) or "avx2"; NULL for
+ * another name or where this CPU cannot run it. For tests. */
+sg_gmm_estep_kernel *sg_gmm_estep_kernel_named(const char *name);
+
 #endif
