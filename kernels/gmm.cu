@@ -25,6 +25,7 @@
  * registers; more than 16 variables run on the CPU.
  */
 #include "cuda_state.h"
+#include "gmm_pairs.h"
 #include "math/exp_nonpositive.h"
 #include "mma_f64.cuh"
 
@@ -346,7 +347,8 @@ struct WideSums {
  * warp owns jobs w and w + 8 (job = unit Slices + slice). The slices' sums
  * are added in order in shared memory at the end (a fixed order: the same
  * bits on every repeat). */
-constexpr int kUnitDoubles = 1 + kMmaComponents;  /* the count, then a and b per unit */
+constexpr int kUnitDoubles = kPairTableDoubles;  /* gmm_pairs.h's table */
+static_assert(kMmaComponents == kPairMostComponents, "the paired E-step's components");
 constexpr int kStageDoubles = 16 * 8 + 2 * 8 + 2; /* a job's products, first moments and weights */
 
 /* Slices per unit: the largest power of two that keeps units x slices within
@@ -969,67 +971,6 @@ size_t shared_bytes_for(int padded, int k, int lanes)
     const int width = lanes < 32 ? lanes : 32;
     const size_t sums = static_cast<size_t>(kRows / width) * entry_count(padded, true);
     return (model + std::max(tile, std::max(sums, static_cast<size_t>(kRows / 32)))) * sizeof(double);
-}
-
-/* PairSums' units for one model, into table (kUnitDoubles): components a
- * and b share an m16n8k8 product where b's sums lose at most
- * kPairLossBits bits. The loss bound: |mean_a - mean_b| / spread_b, the
- * spread b's smallest standard deviation, 1 / sqrt(largest eigenvalue of
- * F_b F_b^T), which ||F_b||_F bounds from above; so rho(b | a) = |mean_a -
- * mean_b| ||F_b||_F, at most 2^kPairLossBits (with every product rounded
- * to 53 bits, b's sums stay within about 2^-45 of a product of their own).
- * Greedy: the pair of least rho (the better of its two orders) first, ties
- * to the lower indices; the rest alone. Measured on the H100, 10^6 x 8,
- * k = 8, 50 iterations, device time: 8.38-8.74 ms with every component
- * alone (STATGPU_CUDA_GMM_PAIRS=0), 7.67-7.89 ms paired (bench/NOTES.md
- * "GMM v9"). */
-constexpr int kPairLossBits = 8;
-
-void pair_components(int k, int d, const double *means, const double *factors, bool pair, double *table)
-{
-    std::vector<double> spread_inverse(k);
-    for (int j = 0; j < k; ++j) {
-        double f = 0.0;
-        for (int e = 0; e < d * d; ++e)
-            f += factors[static_cast<size_t>(j) * d * d + e] * factors[static_cast<size_t>(j) * d * d + e];
-        spread_inverse[j] = std::sqrt(f);
-    }
-    const double limit = std::ldexp(1.0, kPairLossBits);
-    std::vector<char> taken(k, 0);
-    int units = 0;
-    for (;;) {
-        int best_a = -1, best_b = -1;
-        double best = limit;
-        for (int a = 0; pair && a < k; ++a)
-            for (int b = 0; b < k; ++b) {
-                if (a == b || taken[a] || taken[b])
-                    continue;
-                double gap = 0.0;
-                for (int v = 0; v < d; ++v) {
-                    const double delta = means[a + static_cast<size_t>(k) * v] - means[b + static_cast<size_t>(k) * v];
-                    gap += delta * delta;
-                }
-                const double rho = std::sqrt(gap) * spread_inverse[b];
-                if (best_a < 0 ? rho <= best : rho < best) {  /* a NaN never pairs */
-                    best = rho;
-                    best_a = a;
-                    best_b = b;
-                }
-            }
-        if (best_a < 0)
-            break;
-        taken[best_a] = taken[best_b] = 1;
-        table[1 + 2 * units] = best_a;
-        table[2 + 2 * units] = best_b;
-        ++units;
-    }
-    for (int j = 0; j < k; ++j)
-        if (!taken[j]) {
-            table[1 + 2 * units] = j;
-            table[2 + 2 * units] = -1;
-            ++units;
-        }
-    table[0] = units;
 }
 
 void free_session(statgpu_cuda_gmm_session *session)
