@@ -320,6 +320,7 @@ static void test_gmm(void **state)
         for (int type = STATGPU_GMM_FULL; type <= STATGPU_GMM_SPHERICAL; ++type)
             check_gmm(shapes[s][0], shapes[s][1], shapes[s][2], (statgpu_gmm_covariance)type);
     check_gmm_spaced(6000, 8, 6, STATGPU_GMM_FULL, 300.0, false);
+    check_gmm_spaced(9000, 8, 12, STATGPU_GMM_FULL, 300.0, false); /* 12 alone: two units a warp */
     check_gmm_spaced(8000, 8, 8, STATGPU_GMM_FULL, 3.0, true);
     check_gmm_spaced(9000, 5, 13, STATGPU_GMM_FULL, 2.0, true);
 }
