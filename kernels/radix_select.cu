@@ -740,9 +740,23 @@ __global__ void __launch_bounds__(kPickThreads) radix_pick_kernel(Plan *d_plan, 
     __syncthreads();
     if (status != radix::kRunning)
         return;
+    /* The plan in: a fixed count of loads a thread, unrolled, so that all
+     * of them are in flight at once (a loop bounded by blockDim.x waited
+     * for each load before the next). */
     const uint64_t *d_words = reinterpret_cast<const uint64_t *>(d_plan);
-    for (size_t i = threadIdx.x; i < kPickPlanWords; i += blockDim.x)
-        s_dynamic[i] = d_words[i];
+    constexpr int kPlanLoads = static_cast<int>((kPickPlanWords + kPickThreads - 1) / kPickThreads);
+    uint64_t words[kPlanLoads];
+#pragma unroll
+    for (int w = 0; w < kPlanLoads; ++w) {
+        const size_t i = threadIdx.x + static_cast<size_t>(w) * kPickThreads;
+        words[w] = i < kPickPlanWords ? d_words[i] : 0;
+    }
+#pragma unroll
+    for (int w = 0; w < kPlanLoads; ++w) {
+        const size_t i = threadIdx.x + static_cast<size_t>(w) * kPickThreads;
+        if (i < kPickPlanWords)
+            s_dynamic[i] = words[w];
+    }
     __syncthreads();
 
     for (uint32_t j = threadIdx.x; j < plan->bracket_count; j += blockDim.x)
