@@ -21,7 +21,10 @@
  *                     whose two best probabilities tie to 1e-6; a second GPU
  *                     run gives the same bits; 17 variables run on the CPU
  *                     with a note that says why; 20 restarts (16 of them in
- *                     one launch an iteration) reach the CPU's optimum
+ *                     one launch an iteration) reach the CPU's optimum;
+ *                     on the GPU alone, the 8-variable E-step's paired
+ *                     products of sums against every component alone:
+ *                     log-likelihood within 1e-12, parameters within 1e-10
  *
  * Skipped (exit 77) where CUDA is unusable, unless STATGPU_EXPECT_CUDA=1 says
  * a GPU must be there.
@@ -188,9 +191,18 @@ static void test_lts(void **state)
  * the GPU's 8-variable E-step pairs components for its products of sums
  * only where their centres are near relative to their spread, so spacing 300
  * leaves every component alone and spacing 3 c^2 pairs the near ones only. */
+/* The reference fit: the CPU's, or (g_pairs_reference) the GPU's with every
+ * component alone in the 8-variable E-step's products of sums
+ * (STATGPU_CUDA_GMM_PAIRS=0), to tighter tolerances. */
+static bool g_pairs_reference = false;
+static int  g_pairs_differ = 0;  /* fits whose covariances' bits differ between the two */
+
 static void check_gmm_spaced(size_t n, size_t d, size_t k, statgpu_gmm_covariance type, double spacing,
                              bool quadratic)
 {
+    const double ll_tolerance = g_pairs_reference ? 1e-12 : 1e-10;
+    const double parameter_tolerance = g_pairs_reference ? 1e-10 : 1e-8;
+    const char *reference = g_pairs_reference ? "alone" : "CPU", *tested = g_pairs_reference ? "paired" : "CUDA";
     double *data = malloc(n * d * sizeof *data);
     test_rng rng = { 7 + n + d + k };
     for (size_t i = 0; i < n; ++i)
@@ -220,7 +232,15 @@ static void check_gmm_spaced(size_t n, size_t d, size_t k, statgpu_gmm_covarianc
     statgpu_gmm_params params = test_gmm_given_start(type, weights, means, precisions);
     params.max_iterations = 30;
     statgpu_gmm_result *cpu = NULL, *cuda = NULL, *again = NULL;
-    assert_int_equal(statgpu_gmm(g_cpu, data, n, d, n, k, &params, &cpu), STATGPU_OK);
+    if (g_pairs_reference) {
+        assert_int_equal(setenv("STATGPU_CUDA_GMM_PAIRS", "0", 1), 0);
+        const statgpu_status status = statgpu_gmm(g_cuda, data, n, d, n, k, &params, &cpu);
+        assert_int_equal(unsetenv("STATGPU_CUDA_GMM_PAIRS"), 0);
+        assert_int_equal(status, STATGPU_OK);
+        TEST_ASSERT_RAN_ON_CUDA(g_cuda, "a mixture with every component alone");
+    } else {
+        assert_int_equal(statgpu_gmm(g_cpu, data, n, d, n, k, &params, &cpu), STATGPU_OK);
+    }
     assert_int_equal(statgpu_gmm(g_cuda, data, n, d, n, k, &params, &cuda), STATGPU_OK);
     statgpu_backend_report report;
     assert_int_equal(statgpu_context_backend_report(g_cuda, &report), STATGPU_OK);
@@ -234,30 +254,32 @@ static void check_gmm_spaced(size_t n, size_t d, size_t k, statgpu_gmm_covarianc
     assert_memory_equal(cuda->means, again->means, k * d * sizeof(double));
     assert_memory_equal(cuda->covariances, again->covariances, cov * sizeof(double));
     assert_true(test_same_bits(cuda->log_likelihood, again->log_likelihood));
-    if (!close_to(cuda->log_likelihood, cpu->log_likelihood, 1e-10, 0.0))
-        fail_msg("n=%zu d=%zu k=%zu type %d: log-likelihood CPU %.17g, CUDA %.17g", n, d, k, (int)type,
-                 cpu->log_likelihood, cuda->log_likelihood);
+    if (!close_to(cuda->log_likelihood, cpu->log_likelihood, ll_tolerance, 0.0))
+        fail_msg("n=%zu d=%zu k=%zu type %d: log-likelihood %s %.17g, %s %.17g", n, d, k, (int)type, reference,
+                 cpu->log_likelihood, tested, cuda->log_likelihood);
     double largest_mean = 0.0, largest_cov = 0.0;
     for (size_t e = 0; e < k * d; ++e)
         largest_mean = fmax(largest_mean, fabs(cpu->means[e]));
     for (size_t e = 0; e < cov; ++e)
         largest_cov = fmax(largest_cov, fabs(cpu->covariances[e]));
     for (size_t j = 0; j < k; ++j)
-        assert_true(close_to(cuda->weights[j], cpu->weights[j], 0.0, 1e-8));
+        assert_true(close_to(cuda->weights[j], cpu->weights[j], 0.0, parameter_tolerance));
     for (size_t e = 0; e < k * d; ++e)
-        if (!close_to(cuda->means[e], cpu->means[e], 0.0, 1e-8 * largest_mean))
-            fail_msg("d=%zu k=%zu type %d: mean %zu CPU %.17g, CUDA %.17g", d, k, (int)type, e, cpu->means[e],
-                     cuda->means[e]);
+        if (!close_to(cuda->means[e], cpu->means[e], 0.0, parameter_tolerance * largest_mean))
+            fail_msg("d=%zu k=%zu type %d: mean %zu %s %.17g, %s %.17g", d, k, (int)type, e, reference,
+                     cpu->means[e], tested, cuda->means[e]);
+    if (g_pairs_reference && memcmp(cuda->covariances, cpu->covariances, cov * sizeof(double)) != 0)
+        ++g_pairs_differ;
     for (size_t e = 0; e < cov; ++e)
-        if (!close_to(cuda->covariances[e], cpu->covariances[e], 0.0, 1e-8 * largest_cov))
-            fail_msg("d=%zu k=%zu type %d: covariance %zu CPU %.17g, CUDA %.17g", d, k, (int)type, e,
-                     cpu->covariances[e], cuda->covariances[e]);
+        if (!close_to(cuda->covariances[e], cpu->covariances[e], 0.0, parameter_tolerance * largest_cov))
+            fail_msg("d=%zu k=%zu type %d: covariance %zu %s %.17g, %s %.17g", d, k, (int)type, e, reference,
+                     cpu->covariances[e], tested, cuda->covariances[e]);
     for (size_t i = 0; i < n; ++i)
         if (cpu->labels[i] != cuda->labels[i]) {
             double a = cpu->responsibilities[i + n * (size_t)cpu->labels[i]];
             double b = cpu->responsibilities[i + n * (size_t)cuda->labels[i]];
             if (fabs(a - b) > 1e-6)
-                fail_msg("row %zu: label CPU %d, CUDA %d", i, cpu->labels[i], cuda->labels[i]);
+                fail_msg("row %zu: label %s %d, %s %d", i, reference, cpu->labels[i], tested, cuda->labels[i]);
         }
     statgpu_gmm_result_destroy(cpu);
     statgpu_gmm_result_destroy(cuda);
@@ -325,6 +347,29 @@ static void test_gmm(void **state)
     check_gmm_spaced(9000, 5, 13, STATGPU_GMM_FULL, 2.0, true);
 }
 
+/* The 8-variable E-step's paired products of sums (kernels/gmm.cu,
+ * PairSums) against every component alone, both on the GPU: 5 and 8
+ * variables, k = 1 to 16 (odd k, one and two units a warp), overlapping and
+ * spread components; log-likelihoods within 1e-12, parameters within 1e-10
+ * of the largest. */
+static void test_gmm_pairs(void **state)
+{
+    (void)state;
+    TEST_SKIP_IF(g_skip_reason);
+    const size_t vars[] = { 5, 8 }, components[] = { 1, 2, 3, 7, 8, 9, 12, 16 };
+    g_pairs_reference = true;
+    for (size_t a = 0; a < sizeof vars / sizeof vars[0]; ++a)
+        for (size_t b = 0; b < sizeof components / sizeof components[0]; ++b) {
+            check_gmm_spaced(3000 + 100 * components[b], vars[a], components[b], STATGPU_GMM_FULL, 3.0, false);
+            check_gmm_spaced(3000 + 100 * components[b], vars[a], components[b], STATGPU_GMM_FULL, 1.5, true);
+        }
+    g_pairs_reference = false;
+    /* The two must have run different sums: the same bits everywhere would
+     * mean the pairing never ran. */
+    if (g_pairs_differ == 0)
+        fail_msg("every paired fit had the same bits as the fit with every component alone");
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -358,6 +403,7 @@ int main(void)
         cmocka_unit_test(test_kmeans),
         cmocka_unit_test(test_lts),
         cmocka_unit_test(test_gmm),
+        cmocka_unit_test(test_gmm_pairs),
     };
     int failures = cmocka_run_group_tests(tests, setup, teardown);
     return test_exit_code(failures, g_skip_reason);
