@@ -257,8 +257,14 @@ __device__ __forceinline__ void accumulate_groups(double *s_acc, double *d_slot,
             acc[static_cast<size_t>(k) * (stride + 1) + label] += static_cast<double>(__popc(group));
         }
     }
+    /* The next call's leader of a label may be another lane of this warp:
+     * its read of the cluster must see this one's write (the shuffles and
+     * match_any order the lanes' execution, not their memory; compute-
+     * sanitizer's racecheck reported these as hazards). */
     if (turns > 1)
         __syncthreads();
+    else
+        __syncwarp();
 }
 
 /* Shared memory of the assignment kernels, in doubles: centroids (when
