@@ -436,11 +436,21 @@ def check_analyses(results, office, document, source_dir):
                   and dialog.getControl("labels").getModel().State == 1, [y_text, x_text])
     # The range picker: the dialog hides while a range is picked.
     click(dialog, "pick_x")
+    end = time.time() + 5.0
+    while dialog.isVisible() and time.time() < end:
+        time.sleep(0.05)
     hidden = not dialog.isVisible()
     controller.abortRangeSelection()
-    time.sleep(0.2)
+    end = time.time() + 5.0
+    while not dialog.isVisible() and time.time() < end:
+        time.sleep(0.05)
     results.check("dialog: the range picker hides the dialog and shows it again", hidden and dialog.isVisible())
     click(dialog, "cancel")
+    # The click returns before Calc's main loop has closed the dialog: wait
+    # for it (a check straight after the click failed on a slow machine).
+    end = time.time() + 10.0
+    while dialog.getPeer() is not None and time.time() < end:
+        time.sleep(0.05)
     results.check("dialog: Cancel closes it", dialog.getPeer() is None)
 
     for command in ANALYSES:
