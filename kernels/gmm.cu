@@ -176,6 +176,14 @@ constexpr int kMmaOwn = kMmaComponents / (kRows / 32);
  * read fall in different banks. */
 constexpr int kXStride = kRows + 4;
 
+/* v added over the four lanes q of a fragment's group (lanes 4 g .. 4 g + 3)
+ * by two shuffles: the same bits in each of them. */
+__device__ __forceinline__ double quad_sum(double v)
+{
+    v += __shfl_xor_sync(0xffffffffu, v, 1);
+    return v + __shfl_xor_sync(0xffffffffu, v, 2);
+}
+
 /* The m8n8k4 phase 2's sums of the Own components a warp owns (w, w + 8):
  * per owned component the lane's two entries of the 8 x 8 products, its
  * r (x - mean)_v over its rows and its r. */
@@ -227,10 +235,8 @@ struct MmaSums {
             if (j >= k)
                 break;
             double f = first[own], w = weight[own];
-            f += __shfl_xor_sync(0xffffffffu, f, 1);
-            f += __shfl_xor_sync(0xffffffffu, f, 2);
-            w += __shfl_xor_sync(0xffffffffu, w, 1);
-            w += __shfl_xor_sync(0xffffffffu, w, 2);
+            f = quad_sum(f);
+            w = quad_sum(w);
             double *component = out + 1 + static_cast<size_t>(j) * E;
             if (threadIdx.x % 32 == 0)
                 component[0] = w;
@@ -305,10 +311,8 @@ struct WideSums {
                 break;
             double sums[3] = { weight[own], first[own][0], first[own][1] };
 #pragma unroll
-            for (int e = 0; e < 3; ++e) {
-                sums[e] += __shfl_xor_sync(0xffffffffu, sums[e], 1);
-                sums[e] += __shfl_xor_sync(0xffffffffu, sums[e], 2);
-            }
+            for (int e = 0; e < 3; ++e)
+                sums[e] = quad_sum(sums[e]);
             double *component = out + 1 + static_cast<size_t>(j) * E;
             if (threadIdx.x % 32 == 0)
                 component[0] = sums[0];
@@ -468,10 +472,8 @@ struct PairSums {
                 break;
             double sums[4] = { first[own][0], first[own][1], weight[own][0], weight[own][1] };
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                sums[e] += __shfl_xor_sync(0xffffffffu, sums[e], 1);
-                sums[e] += __shfl_xor_sync(0xffffffffu, sums[e], 2);
-            }
+            for (int e = 0; e < 4; ++e)
+                sums[e] = quad_sum(sums[e]);
             double *stage = s_stage + job * kStageDoubles;
 #pragma unroll
             for (int e = 0; e < 4; ++e)  /* D[g + 8 (e / 2)][2 q + e % 2] */
@@ -809,10 +811,8 @@ __global__ void __launch_bounds__(kRows, 2)
                         part[h] = fma(y[2 * h + 1], y[2 * h + 1], fma(y[2 * h], y[2 * h], part[h]));
                 }
 #pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    part[h] += __shfl_xor_sync(0xffffffffu, part[h], 1);
-                    part[h] += __shfl_xor_sync(0xffffffffu, part[h], 2);
-                }
+                for (int h = 0; h < 2; ++h)
+                    part[h] = quad_sum(part[h]);
                 /* lanes q and q + 2 write the same value to the same place,
                  * with no branch */
                 s_r[j * kRows + 32 * warp + 16 * rows + g + 8 * (q & 1)] =
