@@ -220,48 +220,40 @@ STATGPU_HOST_DEVICE inline uint32_t cell_of(uint64_t key, const Bracket &b)
  * kCellBudget / (number of subdivided brackets) cells of 2^shift keys each;
  * a single key, a kSingleCell gap and anything else one cell. Returns the
  * cells used. */
-/* Whether bracket b takes a share of the cell budget: subdivided, not one key. */
-STATGPU_HOST_DEVICE inline bool splits(const Bracket &b)
-{
-    return (b.flags & kCells) && !(b.flags & kSingleCell) && b.hi > b.lo;
-}
-
-/* Bracket b's cells within budget (0 for a bracket without kCells) and their
- * width, 2^*shift keys. */
-STATGPU_HOST_DEVICE inline uint32_t cells_for(const Bracket &b, uint32_t budget, uint32_t *shift)
-{
-    *shift = 0;
-    if (!(b.flags & kCells))
-        return 0;
-    const uint64_t span = b.hi - b.lo;  /* keys in the bracket, minus one */
-    uint64_t cells = 1;
-    if (!(b.flags & kSingleCell) && span > 0 && budget > 1) {
-        /* The smallest shift with span >> shift < budget: at most budget
-         * cells. From the bit lengths, then at most one step more. */
-        const int excess = bit_length(span) - bit_length(budget);
-        *shift = excess > 0 ? static_cast<uint32_t>(excess) : 0u;
-        if ((span >> *shift) >= budget)
-            ++*shift;
-        cells = (span >> *shift) + 1;
-    } else if (span > 0) {
-        *shift = 63;  /* one cell: every offset clamps to 0 */
-    }
-    return static_cast<uint32_t>(cells);
-}
-
 STATGPU_HOST_DEVICE inline uint32_t assign_cells(Bracket *brackets, uint32_t bracket_count)
 {
     uint32_t subdivided = 0;
     for (uint32_t j = 0; j < bracket_count; ++j)
-        subdivided += splits(brackets[j]) ? 1u : 0u;
+        if ((brackets[j].flags & kCells) && !(brackets[j].flags & kSingleCell) && brackets[j].hi > brackets[j].lo)
+            ++subdivided;
     const uint32_t budget = subdivided > 0 ? kCellBudget / subdivided : 1;
     uint32_t base = 0;
     for (uint32_t j = 0; j < bracket_count; ++j) {
         Bracket &b = brackets[j];
-        const uint32_t cells = cells_for(b, budget, &b.shift);
-        b.cell_base = cells > 0 ? base : 0u;
-        b.cell_count = cells;
-        base += cells;
+        if (!(b.flags & kCells)) {
+            b.cell_base = 0;
+            b.cell_count = 0;
+            b.shift = 0;
+            continue;
+        }
+        const uint64_t span = b.hi - b.lo;  /* keys in the bracket, minus one */
+        uint32_t shift = 0;
+        uint64_t cells = 1;
+        if (!(b.flags & kSingleCell) && span > 0 && budget > 1) {
+            /* The smallest shift with span >> shift < budget: at most budget
+             * cells. From the bit lengths, then at most one step more. */
+            const int excess = bit_length(span) - bit_length(budget);
+            shift = excess > 0 ? static_cast<uint32_t>(excess) : 0u;
+            if ((span >> shift) >= budget)
+                ++shift;
+            cells = (span >> shift) + 1;
+        } else if (span > 0) {
+            shift = 63;  /* one cell: every offset clamps to 0 */
+        }
+        b.cell_base = base;
+        b.cell_count = static_cast<uint32_t>(cells);
+        b.shift = shift;
+        base += static_cast<uint32_t>(cells);
     }
     return base;
 }
@@ -429,126 +421,6 @@ STATGPU_HOST_DEVICE inline bool bracket_count_holds(const Plan &p, const unsigne
     return p.partition || !(b.flags & kCells) || prefix[b.cell_base + b.cell_count] - prefix[b.cell_base] == b.count;
 }
 
-/* build_next's parts, shared with the device's build_next_block (radix_select.cu),
- * which runs them a rank or a bracket a thread. */
-
-/* The pass's checks before the next plan: NaNs and totals on a partition,
- * the checks (hold: the fresh segments' fills and the brackets' counts), the
- * compacted keys' count (compacted: the keys of kCompact brackets). Sets the
- * status and returns false where one fails; *output_valid: the pass's output
- * holds every key it compacted. */
-STATGPU_HOST_DEVICE inline bool open_next(Plan *plan, const unsigned long long *prefix, const Counters &counters,
-                                          bool hold, uint64_t compacted, bool *output_valid)
-{
-    Plan &p = *plan;
-    Outcome &o = p.outcome;
-    *output_valid = false;
-    if (o.status != kRunning)
-        return false;
-    if (p.partition && counters.nan_count > 0) {
-        o.status = kNanInData;
-        return false;
-    }
-    /* Segments created last time were filled by this pass: exactly. Counts
-     * known before this pass must match what it counted. */
-    if ((p.partition && prefix[p.cell_count] != p.data_count) || !hold) {
-        o.status = kInconsistent;
-        return false;
-    }
-    p.fresh_segment = o.segment_count;
-    *output_valid = p.output != kNoOutput && counters.output_count <= p.capacity[p.output];
-    /* A later pass compacts every subdivided bracket, all counts known. */
-    if (p.output != kNoOutput && *output_valid && !p.partition && compacted != counters.output_count) {
-        o.status = kInconsistent;
-        return false;
-    }
-    return true;
-}
-
-/* Whether active rank r lies where located says it must. */
-STATGPU_HOST_DEVICE inline bool located_holds(const Plan &p, const Located &l, uint32_t r)
-{
-    return l.valid && p.ranks[r] > l.below && p.ranks[r] - l.below <= l.count;
-}
-
-/* The bracket that rank r starts: its cell. */
-STATGPU_HOST_DEVICE inline Bracket bracket_of_rank(const Located &l, uint32_t r)
-{
-    Bracket b{};
-    b.lo = l.lo;
-    b.hi = l.hi;
-    b.below = l.below;
-    b.count = l.count;
-    b.flags = l.compacted ? kCompact : 0u;  /* until classified: where its keys are */
-    b.rank_first = r;
-    b.rank_end = r + 1;
-    return b;
-}
-
-/* A bracket of one key: the value of every rank in it. */
-STATGPU_HOST_DEVICE inline void resolve_bracket(Plan *plan, const Bracket &b)
-{
-    const double value = key_to_double(b.lo, plan->key_bits);
-    for (uint32_t r = b.rank_first; r < b.rank_end; ++r) {
-        plan->outcome.results[r] = value;
-        plan->rank_state[r] = kRankResolved;
-    }
-}
-
-/* A bracket small enough to sort: segment s, its ranks collected. */
-STATGPU_HOST_DEVICE inline void collect_bracket(Plan *plan, Bracket *b, uint32_t s)
-{
-    Segment segment;
-    segment.below = b->below;
-    segment.count = b->count;
-    segment.lo = b->lo;
-    segment.hi = b->hi;
-    segment.rank_first = b->rank_first;
-    segment.rank_end = b->rank_end;
-    plan->segments[s] = segment;
-    for (uint32_t r = b->rank_first; r < b->rank_end; ++r)
-        plan->rank_state[r] = kRankCollected;
-    b->flags = kCollect;
-    b->segment = s;
-}
-
-/* After the brackets are classified (kept of them): finished, or the next
- * pass's source and output. Returns whether the subdivided brackets (their
- * keys subdivided_total) are to be compacted, every one then taking kCompact. */
-STATGPU_HOST_DEVICE inline bool close_next(Plan *plan, uint32_t kept, bool output_valid, bool all_compacted,
-                                           uint64_t output_count, uint64_t subdivided_total)
-{
-    Plan &p = *plan;
-    Outcome &o = p.outcome;
-    p.bracket_count = kept;
-    p.partition = 0;
-    ++o.level;
-    if (kept == 0) {
-        o.status = kFinished;
-        p.output = kNoOutput;
-        p.cell_count = 0;
-        return false;
-    }
-    if (o.level >= kMaxLevels) {
-        o.status = kInconsistent;
-        return false;
-    }
-    /* Read the compacted keys when they hold every bracket; else the same
-     * source again (a first-pass window that missed, or an overflow). */
-    if (output_valid && all_compacted) {
-        p.source = p.output;
-        p.source_count = output_count;
-    }
-    const uint32_t target = p.source == kBufferA ? kBufferB : kBufferA;
-    p.output = kNoOutput;
-    if (subdivided_total > 0 && subdivided_total <= p.source_count / kCompactRatio &&
-        subdivided_total <= p.capacity[target]) {
-        p.output = target;
-        return true;
-    }
-    return false;
-}
-
 STATGPU_HOST_DEVICE inline void build_next(Plan *plan, const Located *located, const unsigned long long *prefix,
                                            const Counters &counters, const PassChecks *checks = nullptr)
 {
@@ -556,27 +428,48 @@ STATGPU_HOST_DEVICE inline void build_next(Plan *plan, const Located *located, c
     Outcome &o = p.outcome;
     if (o.status != kRunning)
         return;
+    if (p.partition && counters.nan_count > 0) {
+        o.status = kNanInData;
+        return;
+    }
+    if (p.partition && prefix[p.cell_count] != p.data_count) {
+        o.status = kInconsistent;
+        return;
+    }
+    /* Segments created last time were filled by this pass: exactly. Counts
+     * known before this pass must match what it counted. */
     bool hold = checks != nullptr ? checks->segments_hold && checks->counts_hold : true;
-    uint64_t compacted = checks != nullptr ? checks->compacted : 0;
     for (uint32_t s = p.fresh_segment; checks == nullptr && s < o.segment_count; ++s)
         hold = hold && segment_fill_holds(p, counters, s);
-    for (uint32_t j = 0; checks == nullptr && j < p.bracket_count; ++j) {
+    for (uint32_t j = 0; checks == nullptr && j < p.bracket_count; ++j)
         hold = hold && bracket_count_holds(p, prefix, j);
-        if (p.brackets[j].flags & kCompact)
-            compacted += p.brackets[j].count;
-    }
-    bool output_valid;
-    if (!open_next(plan, prefix, counters, hold, compacted, &output_valid))
+    if (!hold) {
+        o.status = kInconsistent;
         return;
+    }
+    p.fresh_segment = o.segment_count;
+    const bool output_valid = p.output != kNoOutput && counters.output_count <= p.capacity[p.output];
+    if (p.output != kNoOutput && output_valid && !p.partition) {
+        /* A later pass compacts every subdivided bracket, all counts known. */
+        uint64_t expected = checks != nullptr ? checks->compacted : 0;
+        for (uint32_t j = 0; checks == nullptr && j < p.bracket_count; ++j)
+            if (p.brackets[j].flags & kCompact)
+                expected += p.brackets[j].count;
+        if (expected != counters.output_count) {
+            o.status = kInconsistent;
+            return;
+        }
+    }
 
     /* The next brackets, in place: every rank's cell, ranks sharing a cell
      * sharing a bracket (ranks ascend, so they are neighbours). */
     uint32_t count = 0;
+    bool all_compacted = true;
     for (uint32_t r = 0; r < p.rank_count; ++r) {
         if (p.rank_state[r] != kRankActive)
             continue;
         const Located &l = located[r];
-        if (!located_holds(p, l, r)) {
+        if (!l.valid || p.ranks[r] <= l.below || p.ranks[r] - l.below > l.count) {
             o.status = kInconsistent;
             return;
         }
@@ -591,32 +484,78 @@ STATGPU_HOST_DEVICE inline void build_next(Plan *plan, const Located *located, c
             o.status = kInconsistent;
             return;
         }
-        p.brackets[count++] = bracket_of_rank(l, r);
+        Bracket b{};
+        b.lo = l.lo;
+        b.hi = l.hi;
+        b.below = l.below;
+        b.count = l.count;
+        b.flags = l.compacted ? kCompact : 0u;  /* until classified: where its keys are */
+        b.rank_first = r;
+        b.rank_end = r + 1;
+        p.brackets[count++] = b;
     }
     uint32_t kept = 0;
     uint64_t subdivided_total = 0;
-    bool all_compacted = true;
     for (uint32_t j = 0; j < count; ++j) {
         Bracket b = p.brackets[j];
-        if (b.lo == b.hi) {
-            resolve_bracket(plan, b);
+        const bool compacted = (b.flags & kCompact) != 0;
+        if (b.lo == b.hi) {  /* one key: the value of every rank here */
+            const double value = key_to_double(b.lo, p.key_bits);
+            for (uint32_t r = b.rank_first; r < b.rank_end; ++r) {
+                o.results[r] = value;
+                p.rank_state[r] = kRankResolved;
+            }
             continue;
         }
-        all_compacted = all_compacted && (b.flags & kCompact) != 0;
         if (b.count <= kSegmentCapacity) {
-            collect_bracket(plan, &b, o.segment_count++);
+            const uint32_t s = o.segment_count++;
+            Segment segment;
+            segment.below = b.below;
+            segment.count = b.count;
+            segment.lo = b.lo;
+            segment.hi = b.hi;
+            segment.rank_first = b.rank_first;
+            segment.rank_end = b.rank_end;
+            p.segments[s] = segment;
+            for (uint32_t r = b.rank_first; r < b.rank_end; ++r)
+                p.rank_state[r] = kRankCollected;
+            b.flags = kCollect;
+            b.segment = s;
         } else {
             b.flags = kCells;
             subdivided_total += b.count;
         }
+        all_compacted = all_compacted && compacted;
         p.brackets[kept++] = b;
     }
-    if (close_next(plan, kept, output_valid, all_compacted, counters.output_count, subdivided_total))
+    p.bracket_count = kept;
+    p.partition = 0;
+    ++o.level;
+    if (kept == 0) {
+        o.status = kFinished;
+        p.output = kNoOutput;
+        p.cell_count = 0;
+        return;
+    }
+    if (o.level >= kMaxLevels) {
+        o.status = kInconsistent;
+        return;
+    }
+    /* Read the compacted keys when they hold every bracket; else the same
+     * source again (a first-pass window that missed, or an overflow). */
+    if (output_valid && all_compacted) {
+        p.source = p.output;
+        p.source_count = counters.output_count;
+    }
+    const uint32_t target = p.source == kBufferA ? kBufferB : kBufferA;
+    p.output = kNoOutput;
+    if (subdivided_total > 0 && subdivided_total <= p.source_count / kCompactRatio &&
+        subdivided_total <= p.capacity[target]) {
+        p.output = target;
         for (uint32_t j = 0; j < kept; ++j)
             if (p.brackets[j].flags & kCells)
                 p.brackets[j].flags |= kCompact;
-    if (o.status != kRunning)
-        return;
+    }
     p.cell_count = assign_cells(p.brackets, kept);
     p.threshold_count = 0;
     list_kernel_brackets(&p);

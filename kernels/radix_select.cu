@@ -541,9 +541,26 @@ __device__ void build_next_block(Plan *plan, const Located *located, const unsig
     __shared__ uint32_t s_go, s_output_valid, s_mark;
     const uint32_t t = threadIdx.x;
     if (t == 0) {
-        bool output_valid;
-        s_go = open_next(plan, prefix, counters, checks.segments_hold && checks.counts_hold, checks.compacted,
-                         &output_valid);
+        bool go = o.status == kRunning;
+        if (go && p.partition && counters.nan_count > 0) {
+            o.status = kNanInData;
+            go = false;
+        }
+        if (go && ((p.partition && prefix[p.cell_count] != p.data_count) ||
+                   !(checks.segments_hold && checks.counts_hold))) {
+            o.status = kInconsistent;
+            go = false;
+        }
+        bool output_valid = false;
+        if (go) {
+            p.fresh_segment = o.segment_count;
+            output_valid = p.output != kNoOutput && counters.output_count <= p.capacity[p.output];
+            if (p.output != kNoOutput && output_valid && !p.partition && checks.compacted != counters.output_count) {
+                o.status = kInconsistent;
+                go = false;
+            }
+        }
+        s_go = go;
         s_output_valid = output_valid;
     }
     __syncthreads();
@@ -556,7 +573,7 @@ __device__ void build_next_block(Plan *plan, const Located *located, const unsig
     Located l{};
     if (active)
         l = located[t];
-    const bool bad = active && !located_holds(p, l, t);
+    const bool bad = active && (!l.valid || p.ranks[t] <= l.below || p.ranks[t] - l.below > l.count);
     unsigned long long previous;  /* the previous active rank, plus one; 0 for none */
     PickScan(scan).ExclusiveScan(active ? t + 1ull : 0ull, previous, 0ull, cuda::maximum<unsigned long long>{});
     __syncthreads();
@@ -569,8 +586,17 @@ __device__ void build_next_block(Plan *plan, const Located *located, const unsig
             o.status = kInconsistent;
         return;
     }
-    if (starts)
-        p.brackets[started_before] = bracket_of_rank(l, t);
+    if (starts) {
+        Bracket b{};
+        b.lo = l.lo;
+        b.hi = l.hi;
+        b.below = l.below;
+        b.count = l.count;
+        b.flags = l.compacted ? kCompact : 0u;  /* until classified: where its keys are */
+        b.rank_first = t;
+        b.rank_end = t + 1;
+        p.brackets[started_before] = b;
+    }
     __syncthreads();
     if (active && !starts)
         atomicMax(&p.brackets[started_before - 1].rank_end, t + 1);
@@ -590,42 +616,101 @@ __device__ void build_next_block(Plan *plan, const Located *located, const unsig
     PickScan(scan).ExclusiveSum(cells ? b.count : 0ull, subdivided_before, subdivided_total);
     const bool all_compacted = __syncthreads_and(!kept_here || (b.flags & kCompact)) != 0;
     const uint32_t kept = static_cast<uint32_t>(totals >> 32), segments_before = o.segment_count;
-    if (resolved)
-        resolve_bracket(plan, b);
-    else if (segment)
-        collect_bracket(plan, &b, segments_before + static_cast<uint32_t>(before & 0xffffffffu));
-    else if (cells)
+    if (resolved) {
+        const double value = key_to_double(b.lo, p.key_bits);
+        for (uint32_t r = b.rank_first; r < b.rank_end; ++r) {
+            o.results[r] = value;
+            p.rank_state[r] = kRankResolved;
+        }
+    } else if (segment) {
+        const uint32_t s = segments_before + static_cast<uint32_t>(before & 0xffffffffu);
+        Segment g;
+        g.below = b.below;
+        g.count = b.count;
+        g.lo = b.lo;
+        g.hi = b.hi;
+        g.rank_first = b.rank_first;
+        g.rank_end = b.rank_end;
+        p.segments[s] = g;
+        for (uint32_t r = b.rank_first; r < b.rank_end; ++r)
+            p.rank_state[r] = kRankCollected;
+        b.flags = kCollect;
+        b.segment = s;
+    } else if (cells) {
         b.flags = kCells;
+    }
     if (kept_here)
         p.brackets[before >> 32] = b;
     __syncthreads();
     if (t == 0) {
         o.segment_count = segments_before + static_cast<uint32_t>(totals & 0xffffffffu);
-        s_mark = close_next(plan, kept, s_output_valid, all_compacted, counters.output_count, subdivided_total);
-        s_go = o.status == kRunning;
+        p.bracket_count = kept;
+        p.partition = 0;
+        ++o.level;
+        bool go = true, mark = false;
+        if (kept == 0) {
+            o.status = kFinished;
+            p.output = kNoOutput;
+            p.cell_count = 0;
+            go = false;
+        } else if (o.level >= kMaxLevels) {
+            o.status = kInconsistent;
+            go = false;
+        } else {
+            /* Read the compacted keys when they hold every bracket; else the
+             * same source again. */
+            if (s_output_valid && all_compacted) {
+                p.source = p.output;
+                p.source_count = counters.output_count;
+            }
+            const uint32_t target = p.source == kBufferA ? kBufferB : kBufferA;
+            p.output = kNoOutput;
+            if (subdivided_total > 0 && subdivided_total <= p.source_count / kCompactRatio &&
+                subdivided_total <= p.capacity[target]) {
+                p.output = target;
+                mark = true;
+            }
+        }
+        s_go = go;
+        s_mark = mark;
     }
     __syncthreads();
     if (!s_go)
         return;
 
-    /* assign_cells and list_kernel_brackets, a bracket a thread. */
+    /* assign_cells, a bracket a thread. */
+    Bracket &mine = p.brackets[t < kept ? t : 0];
     const bool in = t < kept;
-    Bracket &mine = p.brackets[in ? t : 0];
     if (in && s_mark && (mine.flags & kCells))
         mine.flags |= kCompact;
-    const uint32_t subdivided = static_cast<uint32_t>(__syncthreads_count(in && splits(mine)));
+    const bool split = in && (mine.flags & kCells) && !(mine.flags & kSingleCell) && mine.hi > mine.lo;
+    const uint32_t subdivided = static_cast<uint32_t>(__syncthreads_count(split));
     const uint32_t budget = subdivided > 0 ? kCellBudget / subdivided : 1;
     uint32_t shift = 0;
-    const uint32_t cells_here = in ? cells_for(mine, budget, &shift) : 0u;
+    uint64_t cells_here = 0;
+    if (in && (mine.flags & kCells)) {
+        const uint64_t span = mine.hi - mine.lo;
+        cells_here = 1;
+        if (!(mine.flags & kSingleCell) && span > 0 && budget > 1) {
+            const int excess = bit_length(span) - bit_length(budget);
+            shift = excess > 0 ? static_cast<uint32_t>(excess) : 0u;
+            if ((span >> shift) >= budget)
+                ++shift;
+            cells_here = (span >> shift) + 1;
+        } else if (span > 0) {
+            shift = 63;
+        }
+    }
     unsigned long long base, cell_total;
-    PickScan(scan).ExclusiveSum(static_cast<unsigned long long>(cells_here), base, cell_total);
+    PickScan(scan).ExclusiveSum(static_cast<unsigned long long>(static_cast<uint32_t>(cells_here)), base, cell_total);
     unsigned long long listed_before, listed;
     __syncthreads();
     PickScan(scan).ExclusiveSum(in && !(mine.flags & kThreshold) ? 1ull : 0ull, listed_before, listed);
     if (in) {
-        mine.cell_base = cells_here > 0 ? static_cast<uint32_t>(base) : 0u;
-        mine.cell_count = cells_here;
-        mine.shift = shift;
+        const bool has_cells = (mine.flags & kCells) != 0;
+        mine.cell_base = has_cells ? static_cast<uint32_t>(base) : 0u;
+        mine.cell_count = has_cells ? static_cast<uint32_t>(cells_here) : 0u;
+        mine.shift = has_cells ? shift : 0u;
         if (!(mine.flags & kThreshold))
             p.kernel_brackets[listed_before] = static_cast<uint16_t>(t);
     }
