@@ -46,7 +46,11 @@
  * the expanded form picks each row's centroid wherever a rigorous bound on
  * both forms' rounding says the difference form picks the same, and the
  * difference form decides the other rows and gives every distance, so the
- * results are those of assign_registers_kernel, bit for bit.
+ * results are those of assign_registers_kernel, bit for bit. There each row
+ * also keeps a lower bound on its distance to the other centroids (Hamerly's
+ * bound, rounded down); a row whose own centroid is nearer than the bound
+ * less the centroids' moves keeps its centroid without the screen (about
+ * half the rows, on the benchmark's data).
  *
  * Empty clusters (rare) are re-seeded on the host with the CPU's rule, from
  * the distances of every row to its centroid computed here exactly as the CPU
@@ -62,6 +66,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -84,7 +89,7 @@ struct statgpu_cuda_kmeans_session {
     size_t shared_bytes = 0;
     int grid = 1;
     uint64_t tile_count = 0;
-    size_t partial_stride = 0;  /* doubles per block: k x (n_vars + 2) + 2 */
+    size_t partial_stride = 0;  /* doubles per block: k x (n_vars + 2) + 3 */
 
     double *d_data = nullptr;       /* n_obs x n_vars, column-major, leading dimension n_obs */
     int32_t *d_labels = nullptr;    /* n_obs */
@@ -97,6 +102,10 @@ struct statgpu_cuda_kmeans_session {
     double *d_wss = nullptr;        /* k */
     double *d_totals = nullptr;     /* kTotalCount */
     double *d_distances = nullptr;  /* n_obs, allocated when a cluster empties */
+    float *d_bounds = nullptr;      /* n_obs, with the screen: the rows' lower bounds */
+    double *d_drift = nullptr;      /* k, with the screen: the centroids' last moves */
+    bool use_bounds = false;        /* the screen keeps bounds (STATGPU_CUDA_KMEANS_BOUNDS=0: not) */
+    bool bounds_ready = false;      /* d_bounds and d_drift hold the last assignment's */
     double *h_totals = nullptr;     /* page-locked mirror of d_totals */
 };
 
@@ -115,7 +124,8 @@ constexpr size_t kSharedBudget = 96 * 1024;
 constexpr size_t kPartialsMax = size_t{1} << 25;
 
 /* The totals the host reads each iteration. */
-enum { kTotalChanged = 0, kTotalShift = 1, kTotalInertia = 2, kTotalEmpty = 3, kTotalCount = 4 };
+/* kTotalScreened: the rows the screen kernel screened (the others its bounds settled). */
+enum { kTotalChanged = 0, kTotalShift = 1, kTotalInertia = 2, kTotalEmpty = 3, kTotalScreened = 4, kTotalCount = 5 };
 
 struct AssignArgs {
     const double *d_data;
@@ -130,7 +140,11 @@ struct AssignArgs {
     int use_labels;        /* 1: sum the rows by their labels (after a re-seeding) */
     int centroids_shared;
     int copies;
+    int copies_log2;       /* log2 of max(copies, 1): copies is 0 or a power of two */
     int acc_stride;        /* a cluster's sums in a shared accumulator: n_vars, or n_vars + 1 when even */
+    float *d_bounds;       /* the screen's rows' lower bounds (see assign_screen_kernel), or null */
+    const double *d_drift; /* k: each centroid's move since the last assignment, rounded up */
+    int bounds_valid;      /* d_bounds and d_drift hold the last assignment's */
 };
 
 /* The coordinates of the rows a warp of the generic kernel accumulates. */
@@ -227,34 +241,51 @@ __device__ __forceinline__ void accumulate_groups(double *s_acc, double *d_slot,
     sums[PADDED] = distance;
     unsigned rest = leader ? group & (group - 1u) : 0u;
     while (__any_sync(0xffffffffu, rest != 0u)) {
-        const int peer = rest != 0u ? __ffs(rest) - 1 : lane;
+        const bool add = rest != 0u;
+        const int peer = add ? __ffs(rest) - 1 : lane;
+        /* The values of 8 variables at a time, then the adds in a branch
+         * (a select form took an add and two selects a double). */
 #pragma unroll
-        for (int v = 0; v < PADDED; ++v) {
-            const double value = __shfl_sync(0xffffffffu, x[v], peer);
-            if (rest != 0u)
-                sums[v] += value;
+        for (int v0 = 0; v0 < PADDED + 1; v0 += 8) {
+            double value[8];
+#pragma unroll
+            for (int v = v0; v < v0 + 8 && v <= PADDED; ++v)
+                value[v - v0] = __shfl_sync(0xffffffffu, v < PADDED ? x[v] : distance, peer);
+            if (add) {
+#pragma unroll
+                for (int v = v0; v < v0 + 8 && v <= PADDED; ++v)
+                    sums[v] += value[v - v0];
+            }
         }
-        const double value = __shfl_sync(0xffffffffu, distance, peer);
-        if (rest != 0u) {
-            sums[PADDED] += value;
+        if (add)
             rest &= rest - 1u;
-        }
     }
-    const int groups = args.copies > 0 ? args.copies : 1;
-    const int stride = args.copies > 0 ? args.acc_stride : n_vars;
-    double *acc = args.copies > 0 ? s_acc + static_cast<size_t>(warp % groups) * k * (stride + 2) : d_slot;
-    const int turns = kKmeansWarps / groups;
+    /* The copies' count is a power of two (plan_kmeans): a shift and a
+     * mask, where the divisions took some 30 instructions a call. */
+    const int groups_log2 = args.copies_log2;
+    const int turns = kKmeansWarps >> groups_log2;
+    const double count = static_cast<double>(__popc(group));
+    /* One read-modify-write per variable; called with a shared or a
+     * global accumulator (shared- and global-memory instructions, where one
+     * pointer for both took generic ones). */
+    auto add_group = [&](double *acc, int stride) {
+        double *cluster = acc + static_cast<size_t>(label) * stride;
+#pragma unroll
+        for (int v = 0; v < PADDED; ++v)
+            if (v < n_vars)
+                cluster[v] += sums[v];
+        acc[static_cast<size_t>(k) * stride + label] += sums[PADDED];
+        acc[static_cast<size_t>(k) * (stride + 1) + label] += count;
+    };
     for (int turn = 0; turn < turns; ++turn) {
         if (turns > 1)
             __syncthreads();
-        if (leader && warp / groups == turn) {
-            double *cluster = acc + static_cast<size_t>(label) * stride;
-#pragma unroll
-            for (int v = 0; v < PADDED; ++v)
-                if (v < n_vars)
-                    cluster[v] += sums[v];
-            acc[static_cast<size_t>(k) * stride + label] += sums[PADDED];
-            acc[static_cast<size_t>(k) * (stride + 1) + label] += static_cast<double>(__popc(group));
+        if (leader && (warp >> groups_log2) == turn) {
+            if (args.copies > 0)
+                add_group(s_acc + static_cast<size_t>(warp & ((1 << groups_log2) - 1)) * k * (args.acc_stride + 2),
+                          args.acc_stride);
+            else
+                add_group(d_slot, n_vars);
         }
     }
     /* The next call's leader of a label may be another lane of this warp:
@@ -280,12 +311,18 @@ struct SharedLayout {
  * kernel's shared-memory wavefronts were such conflicts). */
 constexpr int kScreenPad = 2;
 
+/* The screen kernel's queue of a tile's rows and their results (16-bit
+ * entries, a row each), and the queue's two counters, in doubles. */
+constexpr int kScreenTileRows = 2 * kKmeansThreads;
+constexpr size_t kScreenQueueDoubles = (2 * kScreenTileRows * sizeof(unsigned short) + 2 * sizeof(int) + 7) / 8;
+
 /* The screen's arrays (assign_screen_kernel): the centroids' mean, the
- * centred centroids as mma fragments, their offsets, and one scalar. */
+ * centred centroids as mma fragments, their offsets, four scalars (the
+ * centroids' reach and the moves' largest two) and the queue. */
 __host__ __device__ inline size_t screen_doubles(int padded_vars, int k)
 {
     const size_t slots = static_cast<size_t>(k + 7) / 8 * 8;
-    return static_cast<size_t>(padded_vars) + slots * padded_vars + slots + 2;
+    return static_cast<size_t>(padded_vars) + slots * padded_vars + slots + 4 + kScreenQueueDoubles;
 }
 
 __host__ __device__ inline SharedLayout shared_layout(int padded_vars, int n_vars, int k, int centroids_shared,
@@ -334,10 +371,35 @@ __device__ __forceinline__ void load_padded_centroids(double *s_centroids, doubl
     __syncthreads();
 }
 
+/* Variables first, first + step, ... (N of them) of row `row`, zero past
+ * n_vars or where the row is not one: one pointer walked down the columns
+ * (written as base + n_obs v, each load took eight instructions of 64-bit
+ * address arithmetic: bench/NOTES.md, k-means v8). */
+template <int N>
+__device__ __forceinline__ void load_columns(double (&x)[N], const AssignArgs &args, uint64_t row, bool valid,
+                                             int first, int step)
+{
+    const double *at = args.d_data + row + args.n_obs * static_cast<uint64_t>(first);
+    const uint64_t stride = args.n_obs * static_cast<uint64_t>(step);
+    if (valid && first + step * (N - 1) < args.n_vars) {
+#pragma unroll
+        for (int i = 0; i < N; ++i) {
+            x[i] = __ldg(at);
+            at += stride;
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < N; ++i) {
+            x[i] = (valid && first + step * i < args.n_vars) ? __ldg(at) : 0.0;
+            at += stride;
+        }
+    }
+}
+
 /* Adds the warps' totals and the accumulator copies in order into the block's
  * slot of the partials. */
 __device__ __forceinline__ void write_partials(double *s_acc, double *s_warp_totals, double *d_slot, double inertia,
-                                               unsigned changed, const AssignArgs &args)
+                                               unsigned changed, const AssignArgs &args, double screened = 0.0)
 {
     const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
     for (int offset = 16; offset > 0; offset >>= 1)
@@ -369,6 +431,7 @@ __device__ __forceinline__ void write_partials(double *s_acc, double *s_warp_tot
         }
         d_slot[acc_size] = block_inertia;
         d_slot[acc_size + 1] = block_changed;
+        d_slot[acc_size + 2] = screened;  /* thread 0's count: the block's */
     }
 }
 
@@ -519,16 +582,15 @@ __device__ __forceinline__ void track_largest(double value, int j, int &top, int
  * n_vars <= PADDED: the same labels, distances and sums as
  * assign_registers_kernel<PADDED, ROWS>, bit for bit, in the same order.
  *
- * Each warp takes its 32 rows of a slot together. With m the centroids'
- * mean, x' = x - m and c' = c_j - m (both rounded), the tensor cores give
- * every row's s_j = x' . c' - |c'|^2 / 2 (mma.sync m16n8k16, k8 or k4 by
- * the padded width: 16 rows times 8 centroids, the offsets as the
- * accumulator's start), on the FP64 tensor cores, where the difference form
- * takes two FP64 instructions a term. The squared distance is |x'|^2 - 2 s_j, so the nearest
- * centroid is the largest s_j. Each lane keeps its rows' largest s_j and the
- * largest of the others, compared as 32-bit keys (order_key: within 2^-20
- * of the value), the four lanes of a row merge theirs, and the lane of the
- * row decides:
+ * The screen: with m the centroids' mean, x' = x - m and c' = c_j - m (both
+ * rounded), the tensor cores give a row's s_j = x' . c' - |c'|^2 / 2
+ * (mma.sync m16n8k16, k8 or k4 by the padded width: 16 rows times 8
+ * centroids, the offsets as the accumulator's start), where the difference
+ * form takes two FP64 instructions a term. The squared distance is
+ * |x'|^2 - 2 s_j, so the nearest centroid is the largest s_j. Each lane keeps
+ * its rows' largest s_j and the largest of the others, compared as 32-bit
+ * keys (order_key: within 2^-20 of the value), the four lanes of a row merge
+ * theirs, and one decides:
  *   rounding bound: every computed s_j is within (4 n_vars + 16) u
  *   (|x'| + max_j |c'_j|)^2 / 2 of the value that, with |x'|^2, gives the
  *   difference form's rounded distance (u = 2^-53; the products' sums
@@ -541,30 +603,186 @@ __device__ __forceinline__ void track_largest(double value, int j, int &top, int
  *   that one; otherwise (near ties, exact ties included) the row takes
  *   every centroid by the difference form with the lower index on a tie,
  *   as assign_registers_kernel does.
- * The chosen centroid's distance is then computed by the difference form, so
- * the inertia and the within sums of squares are those of the difference
- * form too. Measured on the H100 machine: bench/NOTES.md, k-means v6. */
+ *
+ * The bounds (Hamerly's): each row keeps a lower bound on its true distance
+ * to every centroid but its own (d_bounds, a float rounded down). From the
+ * screen it is sqrt(|x'|^2 - 2 s_second - e) with e covering the rounding,
+ * the keys' truncation and |x'|^2's rounding (screen_queued); from the
+ * difference form, the second-nearest distance less its rounding. When the
+ * centroids move, every bound drops by the largest move of a centroid other
+ * than the row's own (d_drift, rounded up; the triangle inequality). A row
+ * whose distance to its last centroid, by the difference form, is below
+ * (1 - 2^-40) times its bound squared (the difference form's rounding is
+ * (n_vars + 2) u relative, far inside 2^-40 at n_vars <= 32) keeps that
+ * centroid: the difference form has no nearer one and no tie. So each tile
+ * (ROWS slots of 256 rows) runs in three phases:
+ *   A: every lane takes its rows, their distances to their last centroids
+ *      and the bound's test; the rows the bound does not settle go to the
+ *      block's queue (shared memory);
+ *   B: the warps screen the queue, 16 rows an mma, each warp a run of
+ *      them, and leave each row's centroid (or "undecided") in shared
+ *      memory;
+ *   C: each lane takes its rows' results (undecided rows: every centroid by
+ *      the difference form), their distances to the chosen centroids by the
+ *      difference form, and each slot's sums by reduce-by-key in lane order,
+ *      as assign_registers_kernel does.
+ * The queue's order (shared atomics) varies run to run; each row's result
+ * does not depend on it. Measured on the H100 machine: bench/NOTES.md,
+ * k-means v6 to v8. */
 constexpr double kUnitRoundoff = 0x1p-53;
+constexpr int kChunkRows = 16;               /* rows of one screening mma */
+constexpr unsigned kUndecided = 0x8000u;     /* s_results: left to the difference form */
+/* 1 - 2^-40: the bounds' margin over the difference form's rounding. */
+constexpr double kPassFactor = 1.0 - 0x1p-40;
+
+/* The screen of the block's queued rows 16 unit ... 16 (unit + units) - 1
+ * (units 1 or 2; tile rows tile_first + s_queue[i]; fewer at the queue's
+ * end): each row's centroid, or kUndecided, in s_results, and, where
+ * decided, its bound in d_bounds. Called by the whole warp. */
+template <int PADDED>
+__device__ __forceinline__ void screen_queued(const AssignArgs &args, int unit, int units, int queued,
+                                              uint64_t tile_first,
+                                              const unsigned short *s_queue, unsigned short *s_results,
+                                              const double *s_fragments, const double *s_offsets,
+                                              const double *s_mean, double reach_c, int tiles)
+{
+    constexpr int kK = PADDED < 16 ? PADDED : 16;  /* the product's depth: m16n8k4, k8 or k16 */
+    constexpr int kChunks = PADDED / kK;
+    constexpr int kSlots = kK / 4;
+    const int lane = static_cast<int>(threadIdx.x & 31u), g = lane >> 2, q = lane & 3;
+    const int n_vars = args.n_vars;
+    const int end = min(queued, kChunkRows * (unit + units));
+    const bool both = kChunkRows * (unit + 1) < end;  /* the second 16 rows hold any */
+    /* As mma operands: m-tile t's rows 16 unit + 16 t + g and + 8 (A's
+     * halves h); the rows' trackers tau = 2 t + h. */
+    double a[2][kChunks][2 * kSlots];
+    double spread[4];  /* the lane's part of |x'|^2 of its rows */
+    int position[4];
+#pragma unroll
+    for (int tau = 0; tau < 4; ++tau) {
+        const int t = tau >> 1, h = tau & 1;
+        const int i = kChunkRows * unit + 8 * tau + g;
+        position[tau] = i < end ? s_queue[i] : -1;
+        const uint64_t r = tile_first + static_cast<uint64_t>(position[tau] >= 0 ? position[tau] : 0);
+        double raw[PADDED / 4];  /* variables q + 4 i */
+        load_columns<PADDED / 4>(raw, args, r, position[tau] >= 0, q, 4);
+        spread[tau] = 0.0;
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+            for (int slot = 0; slot < kSlots; ++slot) {
+                const int v = c * kK + q + 4 * slot;
+                const double centred =
+                    (position[tau] >= 0 && v < n_vars) ? __dsub_rn(raw[c * kSlots + slot], s_mean[v]) : 0.0;
+                a[t][c][h + 2 * slot] = centred;
+                spread[tau] = __fma_rn(centred, centred, spread[tau]);
+            }
+    }
+    int top[4], second[4], top_j[4];
+#pragma unroll
+    for (int tau = 0; tau < 4; ++tau) {
+        top[tau] = INT_MIN;
+        second[tau] = INT_MIN;
+        top_j[tau] = 0;
+    }
+    for (int tile_j = 0; tile_j < tiles; ++tile_j) {
+        double b[kChunks][kSlots];
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+            for (int slot = 0; slot < kSlots; ++slot)
+                b[c][slot] = s_fragments[((tile_j * kChunks + c) * kSlots + slot) * 32 + lane];
+        const int j0 = tile_j * 8 + 2 * q;
+        const double2 offset = *reinterpret_cast<const double2 *>(s_offsets + j0);
+#pragma unroll
+        for (int t = 0; t < 2; ++t) {
+            if (t == 1 && !both)
+                break;
+            double d[4] = {offset.x, offset.y, offset.x, offset.y};
+#pragma unroll
+            for (int c = 0; c < kChunks; ++c)
+                mma_16x8<kK>(d, a[t][c], b[c]);
+            track_largest(d[0], j0, top[2 * t], second[2 * t], top_j[2 * t]);
+            track_largest(d[1], j0 + 1, top[2 * t], second[2 * t], top_j[2 * t]);
+            track_largest(d[2], j0, top[2 * t + 1], second[2 * t + 1], top_j[2 * t + 1]);
+            track_largest(d[3], j0 + 1, top[2 * t + 1], second[2 * t + 1], top_j[2 * t + 1]);
+        }
+    }
+    /* The four lanes of a row merge (the lower index on a tie, which the
+     * margin then sends to the difference form). */
+#pragma unroll
+    for (int tau = 0; tau < 4; ++tau)
+#pragma unroll
+        for (int offset = 1; offset <= 2; offset <<= 1) {
+            const int other_top = __shfl_xor_sync(0xffffffffu, top[tau], offset);
+            const int other_second = __shfl_xor_sync(0xffffffffu, second[tau], offset);
+            const int other_j = __shfl_xor_sync(0xffffffffu, top_j[tau], offset);
+            spread[tau] += __shfl_xor_sync(0xffffffffu, spread[tau], offset);
+            second[tau] = max(max(second[tau], other_second), min(top[tau], other_top));
+            if (other_top > top[tau] || (other_top == top[tau] && other_j < top_j[tau])) {
+                top[tau] = other_top;
+                top_j[tau] = other_j;
+            }
+        }
+    /* Lane 4g + tau decides tracker tau's row (the bound above). The
+     * lower bound: for j other than the top, s_j <= key_value(second) +
+     * 2^-19 R^2 (the key's truncation), the exact s_j within (2 n_vars + 8)
+     * u R^2 of the computed one, and the exact |x - m|^2 >= |x'|^2 -
+     * (n_vars + 3) u R^2 (R = |x'| + max |c'|); so the exact squared
+     * distance to every other centroid is at least |x'|^2 -
+     * 2 key_value(second) - (2^-18 + (5 n_vars + 19) u) R^2, less the few
+     * roundings of its evaluation (2^-40 R^2 covers them). */
+    const double bound_scale = (4.0 * n_vars + 16.0) * kUnitRoundoff + 0x1p-19;
+    const double lower_scale = 0x1p-18 + (6.0 * n_vars + 24.0) * kUnitRoundoff + 0x1p-40;
+    int mine = 0, my_top = 0, my_second = 0, my_j = 0;
+    double my_spread = 0.0;
+#pragma unroll
+    for (int tau = 0; tau < 4; ++tau)
+        if (q == tau) {
+            mine = position[tau];
+            my_top = top[tau];
+            my_second = second[tau];
+            my_j = top_j[tau];
+            my_spread = spread[tau];
+        }
+    if (mine >= 0) {
+        const double reach = sqrt(my_spread) + reach_c;
+        const double reach2 = reach * reach;
+        const double second_value = key_value(my_second);
+        const bool decided = key_value(my_top) - second_value > bound_scale * reach2;
+        s_results[mine] = decided ? static_cast<unsigned short>(my_j) : kUndecided;
+        if (decided && args.d_bounds != nullptr) {
+            const double lower2 = my_spread - 2.0 * second_value - lower_scale * reach2;
+            args.d_bounds[tile_first + static_cast<uint64_t>(mine)] =
+                lower2 > 0.0 ? __double2float_rd(__dsqrt_rd(lower2)) : 0.0f;
+        }
+    }
+}
 
 template <int PADDED, int ROWS>
 __global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
     assign_screen_kernel(const __grid_constant__ AssignArgs args)
 {
-    constexpr int kK = PADDED < 16 ? PADDED : 16;  /* the product's depth: m16n8k4, k8 or k16 */
+    constexpr int kK = PADDED < 16 ? PADDED : 16;
     constexpr int kChunks = PADDED / kK;
-    constexpr int kSlots = kK / 4;                  /* B's registers a lane per chunk; A has twice */
+    constexpr int kSlots = kK / 4;
     extern __shared__ double2 s_shared2[];
     double *s_shared = reinterpret_cast<double *>(s_shared2);
     const SharedLayout layout = shared_layout(PADDED, args.n_vars, args.k, 1, args.copies, args.acc_stride, true);
     double *s_centroids = s_shared + layout.centroids;
     double *s_acc = s_shared + layout.acc;
     double *s_warp_totals = s_shared + layout.warp_totals;
-    const int n_vars = args.n_vars, k = args.k;
+    const int k = args.k;
     const int tiles = (k + 7) / 8;
     double *s_mean = s_shared + layout.screen;               /* PADDED */
     double *s_fragments = s_mean + PADDED;                   /* ((tile kChunks + chunk) kSlots + slot) 32 + lane */
     double *s_offsets = s_fragments + tiles * 8 * PADDED;    /* -|c'_j|^2 / 2; -inf past k */
     double *s_reach = s_offsets + tiles * 8;                 /* max_j |c'_j| */
+    double *s_drift = s_reach + 1;                           /* the largest move, the others' largest, its centroid */
+    unsigned short *s_queue = reinterpret_cast<unsigned short *>(s_reach + 4);  /* kScreenTileRows */
+    unsigned short *s_results = s_queue + kScreenTileRows;                      /* kScreenTileRows */
+    int *s_queued = reinterpret_cast<int *>(s_results + kScreenTileRows);       /* 2: by the tile's parity */
+    static_assert(kKmeansThreads * ROWS <= kScreenTileRows, "the queue holds a tile");
     double *d_slot = args.d_partials + static_cast<size_t>(blockIdx.x) * args.partial_stride;
 
     constexpr int kStride = PADDED + kScreenPad;  /* centroid j at j kStride */
@@ -596,159 +814,144 @@ __global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
         for (int j = 0; j < k; ++j)
             largest = fmax(largest, -2.0 * s_offsets[j]);
         s_reach[0] = sqrt(largest);
+        double first = 0.0, other = 0.0;
+        int first_at = -1;
+        if (args.bounds_valid)
+            for (int j = 0; j < k; ++j) {
+                const double move = args.d_drift[j];
+                if (move > first) {
+                    other = first;
+                    first = move;
+                    first_at = j;
+                } else if (move > other) {
+                    other = move;
+                }
+            }
+        s_drift[0] = first;
+        s_drift[1] = other;
+        s_drift[2] = first_at;
+        s_queued[0] = 0;
+        s_queued[1] = 0;
     }
     __syncthreads();
 
-    const int lane = static_cast<int>(threadIdx.x & 31u), g = lane >> 2, q = lane & 3;
+    const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
     const double reach_c = s_reach[0];
-    /* The rounding bound and the keys' truncation (2^-20 of |s_j| <=
-     * (|x'| + max |c'|)^2 each). */
-    const double bound_scale = (4.0 * n_vars + 16.0) * kUnitRoundoff + 0x1p-19;
-    double mean_q[kChunks][kSlots];  /* the lane's variables chunk kK + q + 4 slot */
-#pragma unroll
-    for (int chunk = 0; chunk < kChunks; ++chunk)
-#pragma unroll
-        for (int slot = 0; slot < kSlots; ++slot)
-            mean_q[chunk][slot] = s_mean[chunk * kK + q + 4 * slot];
-    double inertia = 0.0;
+    const double drift_first = s_drift[0], drift_other = s_drift[1];
+    const int drift_at = static_cast<int>(s_drift[2]);
+    const bool bounds = args.bounds_valid != 0;
+    const unsigned lanes_below = (1u << lane) - 1u;
+    double inertia = 0.0, screened = 0.0;  /* screened: thread 0's count of the block's queued rows */
     unsigned changed = 0;
-    for (uint64_t tile = blockIdx.x; tile < args.tile_count; tile += gridDim.x) {
-        const uint64_t first = tile * (static_cast<uint64_t>(kKmeansThreads) * ROWS) + threadIdx.x;
-#pragma unroll 1
+    int parity = 0;
+    for (uint64_t tile = blockIdx.x; tile < args.tile_count; tile += gridDim.x, parity ^= 1) {
+        const uint64_t tile_first = tile * (static_cast<uint64_t>(kKmeansThreads) * ROWS);
+        int previous[ROWS], label[ROWS];
+        double best[ROWS];
+        bool queue[ROWS], have_previous[ROWS];
+#pragma unroll
         for (int s = 0; s < ROWS; ++s) {
-            const uint64_t row = first + static_cast<uint64_t>(s) * kKmeansThreads;
-            const bool valid = row < args.n_obs;
-            int label = 0;
-            double best = 0.0;
-            bool decided = false;
-            if (args.use_labels) {
-                label = valid ? args.d_labels[row] : 0;
-                decided = true;
-            } else {
-                /* The warp's 32 rows: lane l has row base + l; as mma
-                 * operands, tile t's rows base + 16t + g and + 8 (A's
-                 * halves h), variables chunk kK + q + 4 slot. The rows'
-                 * trackers: tau = 2t + h, row base + 8 tau + g. */
-                const uint64_t base = row - static_cast<uint64_t>(lane);
-                double a[2][kChunks][2 * kSlots];
-                double spread[4];  /* the lane's part of |x'|^2 of its rows */
+            previous[s] = -1;
+            label[s] = 0;
+            best[s] = 0.0;
+            queue[s] = false;
+            have_previous[s] = false;
+        }
+        if (!args.use_labels) {
+            /* A: the bounds' test, each lane's rows (tile position
+             * s 256 + thread), and the queue of the others. */
 #pragma unroll
-                for (int tau = 0; tau < 4; ++tau) {
-                    const int t = tau >> 1, h = tau & 1;
-                    const uint64_t r = base + 8 * tau + g;
-                    spread[tau] = 0.0;
-#pragma unroll
-                    for (int chunk = 0; chunk < kChunks; ++chunk)
-#pragma unroll
-                        for (int slot = 0; slot < kSlots; ++slot) {
-                            const int v = chunk * kK + q + 4 * slot;
-                            const double centred =
-                                (r < args.n_obs && v < n_vars)
-                                    ? __dsub_rn(__ldg(args.d_data + r + args.n_obs * static_cast<uint64_t>(v)),
-                                                mean_q[chunk][slot])
-                                    : 0.0;
-                            a[t][chunk][h + 2 * slot] = centred;
-                            spread[tau] = __fma_rn(centred, centred, spread[tau]);
-                        }
-                }
-                int top[4], second[4], top_j[4];
-#pragma unroll
-                for (int tau = 0; tau < 4; ++tau) {
-                    top[tau] = INT_MIN;
-                    second[tau] = INT_MIN;
-                    top_j[tau] = 0;
-                }
-                for (int tile_j = 0; tile_j < tiles; ++tile_j) {
-                    double b[kChunks][kSlots];
-#pragma unroll
-                    for (int chunk = 0; chunk < kChunks; ++chunk)
-#pragma unroll
-                        for (int slot = 0; slot < kSlots; ++slot)
-                            b[chunk][slot] = s_fragments[((tile_j * kChunks + chunk) * kSlots + slot) * 32 + lane];
-                    const int j0 = tile_j * 8 + 2 * q;
-                    const double2 offset = *reinterpret_cast<const double2 *>(s_offsets + j0);
-#pragma unroll
-                    for (int t = 0; t < 2; ++t) {
-                        double d[4] = {offset.x, offset.y, offset.x, offset.y};
-#pragma unroll
-                        for (int chunk = 0; chunk < kChunks; ++chunk)
-                            mma_16x8<kK>(d, a[t][chunk], b[chunk]);
-                        track_largest(d[0], j0, top[2 * t], second[2 * t], top_j[2 * t]);
-                        track_largest(d[1], j0 + 1, top[2 * t], second[2 * t], top_j[2 * t]);
-                        track_largest(d[2], j0, top[2 * t + 1], second[2 * t + 1], top_j[2 * t + 1]);
-                        track_largest(d[3], j0 + 1, top[2 * t + 1], second[2 * t + 1], top_j[2 * t + 1]);
+            for (int s = 0; s < ROWS; ++s) {
+                const int position = s * kKmeansThreads + static_cast<int>(threadIdx.x);
+                const uint64_t row = tile_first + static_cast<uint64_t>(position);
+                const bool valid = row < args.n_obs;
+                previous[s] = valid ? args.d_labels[row] : -1;
+                queue[s] = valid;
+                if (bounds && valid && previous[s] >= 0 && previous[s] < k) {
+                    double x[PADDED];
+                    load_columns<PADDED>(x, args, row, true, 0, 1);
+                    best[s] = exact_distance<PADDED>(x, s_centroids + static_cast<size_t>(previous[s]) * kStride);
+                    have_previous[s] = true;
+                    const double lower = __dsub_rd(static_cast<double>(args.d_bounds[row]),
+                                                   previous[s] == drift_at ? drift_other : drift_first);
+                    if (lower > 0.0 && best[s] < lower * lower * kPassFactor) {
+                        queue[s] = false;
+                        label[s] = previous[s];
+                        args.d_bounds[row] = __double2float_rd(lower);
                     }
                 }
-                /* The four lanes of a row merge (the lower index on a tie,
-                 * which the margin then sends to the difference form). */
-#pragma unroll
-                for (int tau = 0; tau < 4; ++tau)
-#pragma unroll
-                    for (int offset = 1; offset <= 2; offset <<= 1) {
-                        const int other_top = __shfl_xor_sync(0xffffffffu, top[tau], offset);
-                        const int other_second = __shfl_xor_sync(0xffffffffu, second[tau], offset);
-                        const int other_j = __shfl_xor_sync(0xffffffffu, top_j[tau], offset);
-                        spread[tau] += __shfl_xor_sync(0xffffffffu, spread[tau], offset);
-                        second[tau] = max(max(second[tau], other_second), min(top[tau], other_top));
-                        if (other_top > top[tau] || (other_top == top[tau] && other_j < top_j[tau])) {
-                            top[tau] = other_top;
-                            top_j[tau] = other_j;
-                        }
-                    }
-                /* Row base + l is tracker tau = l / 8's row g = l % 8, held by lane 4g. */
-                double my_spread = 0.0;
-                int my_top = 0, my_second = 0, my_j = 0;
-#pragma unroll
-                for (int tau = 0; tau < 4; ++tau) {
-                    const int from = 4 * (lane & 7);
-                    const int t_top = __shfl_sync(0xffffffffu, top[tau], from);
-                    const int t_second = __shfl_sync(0xffffffffu, second[tau], from);
-                    const double t_spread = __shfl_sync(0xffffffffu, spread[tau], from);
-                    const int t_j = __shfl_sync(0xffffffffu, top_j[tau], from);
-                    if ((lane >> 3) == tau) {
-                        my_top = t_top;
-                        my_second = t_second;
-                        my_spread = t_spread;
-                        my_j = t_j;
-                    }
-                }
-                const double reach = sqrt(my_spread) + reach_c;
-                decided = key_value(my_top) - key_value(my_second) > bound_scale * reach * reach;
-                label = my_j;
-
+                const unsigned queued_lanes = __ballot_sync(0xffffffffu, queue[s]);
+                int at = 0;
+                if (lane == 0 && queued_lanes != 0u)
+                    at = atomicAdd(&s_queued[parity], __popc(queued_lanes));
+                at = __shfl_sync(0xffffffffu, at, 0);
+                if (queue[s])
+                    s_queue[at + __popc(queued_lanes & lanes_below)] = static_cast<unsigned short>(position);
             }
-            double x[PADDED];
+            __syncthreads();
+            /* B: the screen of the queue in units of 16 rows, each warp a
+             * run of them (as even as units allow), two at a time. */
+            if (threadIdx.x == 0)
+                s_queued[parity ^ 1] = 0;  /* the next tile's; this one's was read by then */
+            const int queued = s_queued[parity];
+            screened += queued;
+            const int units = (queued + kChunkRows - 1) / kChunkRows;
+            const int unit_end = (warp + 1) * units / kKmeansWarps;
+            for (int unit = warp * units / kKmeansWarps; unit < unit_end; unit += 2)
+                screen_queued<PADDED>(args, unit, min(2, unit_end - unit), queued, tile_first, s_queue, s_results,
+                                      s_fragments, s_offsets, s_mean, reach_c, tiles);
+            __syncthreads();
+        }
+        /* C: the rows' centroids and distances by the difference form, and
+         * each slot's sums by reduce-by-key. */
 #pragma unroll
-            for (int v = 0; v < PADDED; ++v)
-                x[v] = (valid && v < n_vars) ? __ldg(args.d_data + row + args.n_obs * static_cast<uint64_t>(v)) : 0.0;
-            if (!args.use_labels && valid) {
-                if (decided) {
-                    best = exact_distance<PADDED>(x, s_centroids + static_cast<size_t>(label) * kStride);
-                } else {
-                    best = INFINITY;
-                    for (int j = 0; j < k; ++j) {
-                        const double distance = exact_distance<PADDED>(x, s_centroids + static_cast<size_t>(j) * kStride);
-                        if (distance < best) {
-                            best = distance;
-                            label = j;
+        for (int s = 0; s < ROWS; ++s) {
+            const int position = s * kKmeansThreads + static_cast<int>(threadIdx.x);
+            const uint64_t row = tile_first + static_cast<uint64_t>(position);
+            const bool valid = row < args.n_obs;
+            double x[PADDED];
+            load_columns<PADDED>(x, args, row, valid, 0, 1);
+            if (args.use_labels) {
+                label[s] = valid ? args.d_labels[row] : 0;
+            } else {
+                if (queue[s]) {
+                    const unsigned result = s_results[position];
+                    if (result & kUndecided) {
+                        best[s] = INFINITY;
+                        double runner_up = INFINITY;
+                        for (int j = 0; j < k; ++j) {
+                            const double distance =
+                                exact_distance<PADDED>(x, s_centroids + static_cast<size_t>(j) * kStride);
+                            if (distance < best[s]) {
+                                runner_up = best[s];
+                                best[s] = distance;
+                                label[s] = j;
+                            } else if (distance < runner_up) {
+                                runner_up = distance;
+                            }
                         }
+                        if (args.d_bounds != nullptr)
+                            args.d_bounds[row] = __double2float_rd(__dsqrt_rd(runner_up * kPassFactor));
+                    } else {
+                        label[s] = static_cast<int>(result);
+                        if (!have_previous[s] || label[s] != previous[s])
+                            best[s] = exact_distance<PADDED>(x, s_centroids + static_cast<size_t>(label[s]) * kStride);
                     }
                 }
-                const int32_t previous = args.d_labels[row];
-                if (previous != label) {
-                    args.d_labels[row] = label;
+                if (valid && previous[s] != label[s]) {
+                    args.d_labels[row] = label[s];
                     ++changed;
                 }
             }
             if (valid)
-                inertia += best;
-            accumulate_groups<PADDED>(s_acc, d_slot, args, x, best, label, valid);
+                inertia += best[s];
+            accumulate_groups<PADDED>(s_acc, d_slot, args, x, best[s], label[s], valid);
         }
     }
     for (int offset = 16; offset > 0; offset >>= 1)
         inertia += __shfl_xor_sync(0xffffffffu, inertia, offset);
     __syncthreads();
-    write_partials(s_acc, s_warp_totals, d_slot, inertia, changed, args);
+    write_partials(s_acc, s_warp_totals, d_slot, inertia, changed, args, screened);
 }
 
 /* Assignment and partial sums for any n_vars: one row per thread, its
@@ -828,7 +1031,7 @@ __global__ void __launch_bounds__(kReduceThreads)
     reduce_kernel(const double *__restrict__ d_partials, size_t partial_stride, int blocks, int n_vars, int k,
                   double *d_reduced, unsigned *d_counter, const double *__restrict__ d_centroids,
                   double *__restrict__ d_next, double *__restrict__ d_counts, double *__restrict__ d_wss,
-                  double *__restrict__ d_totals)
+                  double *__restrict__ d_totals, double *__restrict__ d_drift)
 {
     __shared__ double s_part[kReduceWarps][32];
     __shared__ double s_shift[kReduceThreads];
@@ -886,6 +1089,30 @@ __global__ void __launch_bounds__(kReduceThreads)
         d_next[at] = moved_to;
         shift = __fma_rn(difference, difference, shift);
     }
+    if (d_drift != nullptr) {
+        /* Each centroid's move, rounded up: scaled by its largest
+         * difference (no underflow), and 2^-40 over the few roundings
+         * ((n_vars + 6) u at most). */
+        __syncthreads();  /* d_next, written by this block */
+        for (size_t j = threadIdx.x; j < static_cast<size_t>(k); j += blockDim.x) {
+            double largest = 0.0;
+            for (int v = 0; v < n_vars; ++v) {
+                const size_t at = j + static_cast<size_t>(k) * v;
+                largest = fmax(largest, fabs(d_next[at] - d_centroids[at]));
+            }
+            double move = 0.0;
+            if (largest > 0.0) {
+                double sum = 0.0;
+                for (int v = 0; v < n_vars; ++v) {
+                    const size_t at = j + static_cast<size_t>(k) * v;
+                    const double scaled = (d_next[at] - d_centroids[at]) / largest;
+                    sum = __fma_rn(scaled, scaled, sum);
+                }
+                move = __dmul_ru(__dmul_ru(largest, __dsqrt_ru(sum)), 1.0 + 0x1p-40);
+            }
+            d_drift[j] = move;
+        }
+    }
     unsigned empty = 0;
     for (size_t j = threadIdx.x; j < static_cast<size_t>(k); j += blockDim.x) {
         const double count = __ldcg(d_reduced + kd + k + j);
@@ -907,6 +1134,7 @@ __global__ void __launch_bounds__(kReduceThreads)
         d_totals[kTotalShift] = s_shift[0];
         d_totals[kTotalInertia] = __ldcg(d_reduced + kd + 2 * k);
         d_totals[kTotalEmpty] = static_cast<double>(s_empty);
+        d_totals[kTotalScreened] = __ldcg(d_reduced + kd + 2 * k + 2);
         *d_counter = 0u;
     }
 }
@@ -959,6 +1187,7 @@ void plan_kmeans(statgpu_cuda_kmeans_session *session, size_t budget, bool fp64_
     /* The screen keeps the accumulators' plan (the same sums, in the same
      * order): it runs only where its arrays fit beside the same copies. */
     const bool screen = padded > 0 && fp64_mma && screen_mode != 0 && (screen_mode == 1 || k >= kScreenFromK) &&
+                        k < static_cast<int>(kUndecided) &&
                         shared_layout(padded, d, k, 1, copies, acc_stride, true).total * sizeof(double) <= budget;
     session->padded_vars = padded;
     session->rows_per_thread = padded > 0 && padded <= 16 ? 2 : 1;
@@ -970,7 +1199,7 @@ void plan_kmeans(statgpu_cuda_kmeans_session *session, size_t budget, bool fp64_
         shared_layout(padded, d, k, centroids_shared, copies, acc_stride, screen).total * sizeof(double);
     const uint64_t tile_rows = static_cast<uint64_t>(kKmeansThreads) * session->rows_per_thread;
     session->tile_count = (session->n_obs + tile_rows - 1) / tile_rows;
-    session->partial_stride = static_cast<size_t>(k) * (d + 2) + 2;
+    session->partial_stride = static_cast<size_t>(k) * (d + 2) + 3;
     const uint64_t by_memory = std::max<uint64_t>(1, kPartialsMax / session->partial_stride);
     session->grid = static_cast<int>(
         std::min<uint64_t>({static_cast<uint64_t>(kKmeansGrid), session->tile_count, by_memory}));
@@ -1032,7 +1261,13 @@ bool lloyd_pass(CallStatus &call, statgpu_cuda_kmeans_session *session, bool use
     args.use_labels = use_labels ? 1 : 0;
     args.centroids_shared = session->centroids_shared;
     args.copies = session->copies;
+    args.copies_log2 = 0;
+    while ((2 << args.copies_log2) <= session->copies)
+        ++args.copies_log2;
     args.acc_stride = session->acc_stride;
+    args.d_bounds = session->use_bounds ? session->d_bounds : nullptr;
+    args.d_drift = session->d_drift;
+    args.bounds_valid = session->use_bounds && session->bounds_ready && !use_labels ? 1 : 0;
     assign_kernel_of(session)<<<session->grid, kKmeansThreads, session->shared_bytes, stream>>>(args);
     if (!call.check(cudaGetLastError(), "launching the k-means assignment"))
         return false;
@@ -1040,9 +1275,13 @@ bool lloyd_pass(CallStatus &call, statgpu_cuda_kmeans_session *session, bool use
     reduce_kernel<<<blocks, kReduceThreads, 0, stream>>>(session->d_partials, session->partial_stride, session->grid,
                                                          session->n_vars, session->k, session->d_reduced,
                                                          session->d_counter, session->d_centroids, session->d_next,
-                                                         session->d_counts, session->d_wss, session->d_totals);
+                                                         session->d_counts, session->d_wss, session->d_totals,
+                                                         session->use_bounds ? session->d_drift : nullptr);
     if (!call.check(cudaGetLastError(), "launching the k-means centroid update"))
         return false;
+    /* A summing pass follows a re-seeding, whose moves the drift does not
+     * cover: the next assignment screens every row. */
+    session->bounds_ready = !use_labels;
     return call.check(cudaMemcpyAsync(session->h_totals, session->d_totals, kTotalCount * sizeof(double),
                                       cudaMemcpyDeviceToHost, stream),
                       "reading the k-means totals") &&
@@ -1147,6 +1386,10 @@ statgpu_cuda_status kmeans_begin(statgpu_cuda_state *state, const double *data, 
         screen_mode = std::strcmp(mode, "0") == 0 ? 0 : 1;
     plan_kmeans(session, std::min<size_t>(kSharedBudget, optin > 0 ? static_cast<size_t>(optin) : 48 * 1024),
                 fp64_mma, screen_mode);
+    /* STATGPU_CUDA_KMEANS_BOUNDS=0: the screen without the bounds, every
+     * row screened every iteration, to compare (same results either way). */
+    const char *bounds_mode = std::getenv("STATGPU_CUDA_KMEANS_BOUNDS");
+    session->use_bounds = session->screen && !(bounds_mode != nullptr && std::strcmp(bounds_mode, "0") == 0);
 
     const size_t kd = k * n_vars;
     cudaStream_t stream = state->stream;
@@ -1162,6 +1405,8 @@ statgpu_cuda_status kmeans_begin(statgpu_cuda_state *state, const double *data, 
         {reinterpret_cast<void **>(&session->d_counts), k * sizeof(double)},
         {reinterpret_cast<void **>(&session->d_wss), k * sizeof(double)},
         {reinterpret_cast<void **>(&session->d_totals), kTotalCount * sizeof(double)},
+        {reinterpret_cast<void **>(&session->d_bounds), session->use_bounds ? n_obs * sizeof(float) : 0},
+        {reinterpret_cast<void **>(&session->d_drift), session->use_bounds ? k * sizeof(double) : 0},
     };
     bool ok = call.check(carve_session_arrays(state, arrays, sizeof arrays / sizeof arrays[0]),
                          "allocating the k-means arrays") &&
@@ -1214,6 +1459,7 @@ statgpu_cuda_status kmeans_lloyd(statgpu_cuda_kmeans_session *session, size_t ma
     run->reseed_count = 0;
     run->iterations = 0;
     run->inertia = 0.0;
+    session->bounds_ready = false;  /* the labels are cleared below */
     if (!call.check(cudaEventRecord(events[kEventStart], stream), "recording an event") ||
         !call.check(cudaMemcpyAsync(session->d_centroids, run->centroids, kd * sizeof(double), cudaMemcpyHostToDevice,
                                     stream), "copying the initial centroids to the GPU") ||
@@ -1221,6 +1467,9 @@ statgpu_cuda_status kmeans_lloyd(statgpu_cuda_kmeans_session *session, size_t ma
         return call.status();
 
     bool settled = false;  /* the last assignment changed no label */
+    /* STATGPU_CUDA_KMEANS_TRACE=1: each assignment's screened rows on stderr. */
+    const char *trace_mode = std::getenv("STATGPU_CUDA_KMEANS_TRACE");
+    const bool trace = session->screen && trace_mode != nullptr && std::strcmp(trace_mode, "1") == 0;
     while (run->iterations < max_iterations) {
         if (cancelled != nullptr && cancelled(cancel_user_data) != 0) {
             (void)cudaStreamSynchronize(stream);
@@ -1230,6 +1479,9 @@ statgpu_cuda_status kmeans_lloyd(statgpu_cuda_kmeans_session *session, size_t ma
         if (!lloyd_pass(call, session, false))
             return call.status();
         ++run->iterations;
+        if (trace)
+            std::fprintf(stderr, "statgpu k-means: assignment %zu screened %.0f of %llu rows\n", run->iterations,
+                         session->h_totals[kTotalScreened], static_cast<unsigned long long>(n));
         double changed = session->h_totals[kTotalChanged];
         if (session->h_totals[kTotalEmpty] > 0.0) {
             size_t moved = 0;

@@ -329,8 +329,9 @@ static void test_two_runs_same_bits(void **state)
     }
 }
 
-/* The tensor-core screen (STATGPU_CUDA_KMEANS_SCREEN=1, where it can run)
- * against the difference form alone (=0): the same labels, centroids, sums,
+/* The tensor-core screen (STATGPU_CUDA_KMEANS_SCREEN=1, where it can run),
+ * with its bounds and without them (STATGPU_CUDA_KMEANS_BOUNDS=0), against
+ * the difference form alone (=0): the same labels, centroids, sums,
  * inertia and iterations, bit for bit, for every padded width, k below and
  * above the default's threshold, data far from the origin, and exact ties
  * (integer data on a grid, with centroids equally far from many rows, and
@@ -373,13 +374,19 @@ static void test_screen_matches_difference_form(void **state)
         statgpu_kmeans_result *plain = fit(g_cuda, STATGPU_BACKEND_CUDA, data, n, d, k, &params);
         setenv("STATGPU_CUDA_KMEANS_SCREEN", "1", 1);
         statgpu_kmeans_result *screened = fit(g_cuda, STATGPU_BACKEND_CUDA, data, n, d, k, &params);
+        setenv("STATGPU_CUDA_KMEANS_BOUNDS", "0", 1);
+        statgpu_kmeans_result *unbounded = fit(g_cuda, STATGPU_BACKEND_CUDA, data, n, d, k, &params);
+        unsetenv("STATGPU_CUDA_KMEANS_BOUNDS");
         unsetenv("STATGPU_CUDA_KMEANS_SCREEN");
         print_message("%s: %zu iterations, %zu re-seeds\n", what, plain->iterations, plain->reseed_count);
         assert_consistent(screened, data, what);
         assert_same_bits(plain, screened);
+        assert_same_bits(plain, unbounded);
         assert_int_equal(plain->reseed_count, screened->reseed_count);
+        assert_int_equal(plain->reseed_count, unbounded->reseed_count);
         statgpu_kmeans_result_destroy(plain);
         statgpu_kmeans_result_destroy(screened);
+        statgpu_kmeans_result_destroy(unbounded);
         free(initial);
         free(data);
     }
