@@ -63,6 +63,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -754,7 +755,7 @@ __device__ __forceinline__ void screen_queued(const AssignArgs &args, int unit, 
         if (decided && args.d_bounds != nullptr) {
             const double lower2 = my_spread - 2.0 * second_value - lower_scale * reach2;
             args.d_bounds[tile_first + static_cast<uint64_t>(mine)] =
-                lower2 > 0.0 ? __double2float_rd(__dsqrt_rd(lower2)) : 0.0f;
+                lower2 > 0.0 ? __double2float_rd(__dsqrt_rd(fmin(lower2, DBL_MAX))) : 0.0f;
         }
     }
 }
@@ -930,8 +931,10 @@ __global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
                                 runner_up = distance;
                             }
                         }
+                        /* A runner-up past DBL_MAX (or none) bounds the others at DBL_MAX. */
                         if (args.d_bounds != nullptr)
-                            args.d_bounds[row] = __double2float_rd(__dsqrt_rd(runner_up * kPassFactor));
+                            args.d_bounds[row] =
+                                __double2float_rd(__dsqrt_rd(fmin(runner_up, DBL_MAX) * kPassFactor));
                     } else {
                         label[s] = static_cast<int>(result);
                         if (!have_previous[s] || label[s] != previous[s])

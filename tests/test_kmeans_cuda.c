@@ -344,14 +344,17 @@ static void test_screen_matches_difference_form(void **state)
         size_t n, d, k;
         double offset;
         int grid;  /* integer data in 0..3 and centroids on the grid, pairs duplicated */
+        double scale;  /* the data times this: squared distances near 1e303 */
     } cases[] = {
-        { 100000, 16, 64, 0.0, 0 },  { 60000, 13, 40, 1e6, 0 }, { 30000, 3, 33, 0.0, 0 },
-        { 20000, 32, 50, 5.0, 0 },   { 40000, 8, 8, 0.0, 0 },   { 5000, 5, 300, 0.0, 0 },
-        { 20000, 4, 32, 0.0, 1 },    { 20000, 7, 36, 0.0, 1 },
+        { 100000, 16, 64, 0.0, 0, 1.0 },  { 60000, 13, 40, 1e6, 0, 1.0 }, { 30000, 3, 33, 0.0, 0, 1.0 },
+        { 20000, 32, 50, 5.0, 0, 1.0 },   { 40000, 8, 8, 0.0, 0, 1.0 },   { 5000, 5, 300, 0.0, 0, 1.0 },
+        { 20000, 4, 32, 0.0, 1, 1.0 },    { 20000, 7, 36, 0.0, 1, 1.0 },  { 20000, 16, 40, 0.0, 0, 1e150 },
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
         size_t n = cases[c].n, d = cases[c].d, k = cases[c].k;
         double *data = make_blobs(n, d, k / 2 + 1, 2.0, cases[c].offset, 900 + c);
+        for (size_t e = 0; e < n * d; ++e)
+            data[e] *= cases[c].scale;
         double *initial = pick_rows(data, n, d, k, 950 + c);
         if (cases[c].grid) {
             test_rng rng = { 990 + c };
@@ -369,7 +372,8 @@ static void test_screen_matches_difference_form(void **state)
         params.tolerance = 0.0;
         params.max_iterations = 30;
         char what[160];
-        snprintf(what, sizeof what, "n=%zu d=%zu k=%zu offset=%g grid=%d", n, d, k, cases[c].offset, cases[c].grid);
+        snprintf(what, sizeof what, "n=%zu d=%zu k=%zu offset=%g grid=%d scale=%g", n, d, k, cases[c].offset,
+                 cases[c].grid, cases[c].scale);
         setenv("STATGPU_CUDA_KMEANS_SCREEN", "0", 1);
         statgpu_kmeans_result *plain = fit(g_cuda, STATGPU_BACKEND_CUDA, data, n, d, k, &params);
         setenv("STATGPU_CUDA_KMEANS_SCREEN", "1", 1);
