@@ -86,6 +86,7 @@ struct statgpu_cuda_kmeans_session {
     int centroids_shared = 0;   /* the centroids in shared memory */
     int screen = 0;             /* the tensor-core screen (assign_screen_kernel) */
     int copies = 0;             /* shared accumulators per block; 0: the block's global slot */
+    int copies_log2 = 0;        /* log2 of max(copies, 1) */
     int acc_stride = 0;         /* a cluster's sums in a shared accumulator */
     size_t shared_bytes = 0;
     int grid = 1;
@@ -1197,6 +1198,9 @@ void plan_kmeans(statgpu_cuda_kmeans_session *session, size_t budget, bool fp64_
     session->centroids_shared = centroids_shared;
     session->screen = screen ? 1 : 0;
     session->copies = copies;
+    session->copies_log2 = 0;
+    while ((2 << session->copies_log2) <= copies)  /* copies is 0 or a power of two */
+        ++session->copies_log2;
     session->acc_stride = acc_stride;
     session->shared_bytes =
         shared_layout(padded, d, k, centroids_shared, copies, acc_stride, screen).total * sizeof(double);
@@ -1264,9 +1268,7 @@ bool lloyd_pass(CallStatus &call, statgpu_cuda_kmeans_session *session, bool use
     args.use_labels = use_labels ? 1 : 0;
     args.centroids_shared = session->centroids_shared;
     args.copies = session->copies;
-    args.copies_log2 = 0;
-    while ((2 << args.copies_log2) <= session->copies)
-        ++args.copies_log2;
+    args.copies_log2 = session->copies_log2;
     args.acc_stride = session->acc_stride;
     args.d_bounds = session->use_bounds ? session->d_bounds : nullptr;
     args.d_drift = session->d_drift;
