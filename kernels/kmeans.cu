@@ -108,6 +108,7 @@ struct statgpu_cuda_kmeans_session {
     double *d_drift = nullptr;      /* k, with the screen: the centroids' last moves */
     bool use_bounds = false;        /* the screen keeps bounds (STATGPU_CUDA_KMEANS_BOUNDS=0: not) */
     bool bounds_ready = false;      /* d_bounds and d_drift hold the last assignment's */
+    double bound_scale = 1.0;       /* the bounds' power of two (kmeans_lloyd) */
     double *h_totals = nullptr;     /* page-locked mirror of d_totals */
 };
 
@@ -147,6 +148,8 @@ struct AssignArgs {
     float *d_bounds;       /* the screen's rows' lower bounds (see assign_screen_kernel), or null */
     const double *d_drift; /* k: each centroid's move since the last assignment, rounded up */
     int bounds_valid;      /* d_bounds and d_drift hold the last assignment's */
+    double bound_scale;    /* d_bounds holds each bound times this power of two ... */
+    double bound_unscale;  /* ... and this one's inverse (kmeans_lloyd) */
 };
 
 /* The coordinates of the rows a warp of the generic kernel accumulates. */
@@ -563,6 +566,16 @@ __device__ __forceinline__ int order_key(double value)
     return high ^ ((high >> 31) & 0x7fffffff);
 }
 
+/* A lower bound (>= 0) as d_bounds keeps it: times the run's power of two
+ * and rounded down to a float, so that the floats' range (about 1e-38 to
+ * 3.4e38) sits around the data's distances whatever their scale. Rounded
+ * down throughout: a product past DBL_MAX stays finite, and one below the
+ * floats' range goes to a smaller bound or 0, never up. */
+__device__ __forceinline__ float stored_bound(double bound, const AssignArgs &args)
+{
+    return __double2float_rd(__dmul_rd(bound, args.bound_scale));
+}
+
 /* The largest value the key can stand for, less its truncation: the value
  * with the key's top word and a zero bottom word. */
 __device__ __forceinline__ double key_value(int key)
@@ -606,21 +619,22 @@ __device__ __forceinline__ void track_largest(double value, int j, int &top, int
  *   every centroid by the difference form with the lower index on a tie,
  *   as assign_registers_kernel does.
  *
- * The bounds (Hamerly's): each row keeps a lower bound on its true distance
- * to every centroid but its own (d_bounds, a float rounded down). From the
- * screen it is sqrt(|x'|^2 - 2 s_second - e) with e covering the rounding,
- * the keys' truncation and |x'|^2's rounding (screen_queued); from the
- * difference form, the second-nearest distance less its rounding. When the
- * centroids move, every bound drops by the largest move of a centroid other
- * than the row's own (d_drift, rounded up; the triangle inequality). A row
- * whose distance to its last centroid, by the difference form, is below
- * (1 - 2^-40) times its bound squared (the difference form's rounding is
- * (n_vars + 2) u relative, far inside 2^-40 at n_vars <= 32) keeps that
- * centroid: the difference form has no nearer one and no tie. So each tile
+ * The bounds (Hamerly's): each row keeps a lower bound on its true distance to
+ * every centroid but its own (d_bounds: a float, rounded down, in units of a
+ * power of two that follows the run's starting centroids: stored_bound and
+ * bound_scale_of). From the screen it is sqrt(|x'|^2 - 2 s_second - e) with e
+ * covering the rounding, the keys' truncation and |x'|^2's rounding
+ * (screen_queued); from the difference form, the second-nearest distance less
+ * its rounding. When the centroids move, every bound drops by the largest move
+ * of a centroid other than the row's own (d_drift, rounded up; the triangle
+ * inequality). A row whose distance to its last centroid, by the difference
+ * form, is below (1 - 2^-40) times its bound squared (the difference form's
+ * rounding is (n_vars + 2) u relative, far inside 2^-40 at n_vars <= 32) keeps
+ * that centroid: the difference form has no nearer one and no tie. So each tile
  * (ROWS slots of 256 rows) runs in three phases:
- *   A: every lane takes its rows, their distances to their last centroids
- *      and the bound's test; the rows the bound does not settle go to the
- *      block's queue (shared memory);
+ *   A: every lane takes its rows (all their loads at once), their
+ *      distances to their last centroids and the bound's test; the rows
+ *      the bound does not settle go to the block's queue (shared memory);
  *   B: the warps screen the queue, 16 rows an mma, each warp a run of
  *      them, and leave each row's centroid (or "undecided") in shared
  *      memory;
@@ -756,7 +770,7 @@ __device__ __forceinline__ void screen_queued(const AssignArgs &args, int unit, 
         if (decided && args.d_bounds != nullptr) {
             const double lower2 = my_spread - 2.0 * second_value - lower_scale * reach2;
             args.d_bounds[tile_first + static_cast<uint64_t>(mine)] =
-                lower2 > 0.0 ? __double2float_rd(__dsqrt_rd(fmin(lower2, DBL_MAX))) : 0.0f;
+                lower2 > 0.0 ? stored_bound(__dsqrt_rd(fmin(lower2, DBL_MAX)), args) : 0.0f;
         }
     }
 }
@@ -861,27 +875,41 @@ __global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
         }
         if (!args.use_labels) {
             /* A: the bounds' test, each lane's rows (tile position
-             * s 256 + thread), and the queue of the others. */
+             * s 256 + thread), and the queue of the others. Every row's
+             * loads are issued before any is used: the label, the bound
+             * and the coordinates of all ROWS rows in one round trip to
+             * memory, where a row at a time, with the coordinates behind
+             * the label's test, took 2 ROWS (bench/NOTES.md, k-means v9). */
+            double x[ROWS][PADDED];
+            float bound_in[ROWS];
 #pragma unroll
             for (int s = 0; s < ROWS; ++s) {
-                const int position = s * kKmeansThreads + static_cast<int>(threadIdx.x);
-                const uint64_t row = tile_first + static_cast<uint64_t>(position);
+                const uint64_t row = tile_first + static_cast<uint64_t>(s * kKmeansThreads + threadIdx.x);
                 const bool valid = row < args.n_obs;
                 previous[s] = valid ? args.d_labels[row] : -1;
-                queue[s] = valid;
-                if (bounds && valid && previous[s] >= 0 && previous[s] < k) {
-                    double x[PADDED];
-                    load_columns<PADDED>(x, args, row, true, 0, 1);
-                    best[s] = exact_distance<PADDED>(x, s_centroids + static_cast<size_t>(previous[s]) * kStride);
+                bound_in[s] = bounds && valid ? args.d_bounds[row] : 0.0f;
+                load_columns<PADDED>(x[s], args, row, bounds && valid, 0, 1);
+            }
+#pragma unroll
+            for (int s = 0; s < ROWS; ++s) {
+                const uint64_t row = tile_first + static_cast<uint64_t>(s * kKmeansThreads + threadIdx.x);
+                queue[s] = row < args.n_obs;
+                if (bounds && queue[s] && previous[s] >= 0 && previous[s] < k) {
+                    best[s] = exact_distance<PADDED>(x[s], s_centroids + static_cast<size_t>(previous[s]) * kStride);
                     have_previous[s] = true;
-                    const double lower = __dsub_rd(static_cast<double>(args.d_bounds[row]),
-                                                   previous[s] == drift_at ? drift_other : drift_first);
+                    const double lower =
+                        __dsub_rd(__dmul_rd(static_cast<double>(bound_in[s]), args.bound_unscale),
+                                  previous[s] == drift_at ? drift_other : drift_first);
                     if (lower > 0.0 && best[s] < lower * lower * kPassFactor) {
                         queue[s] = false;
                         label[s] = previous[s];
-                        args.d_bounds[row] = __double2float_rd(lower);
+                        args.d_bounds[row] = stored_bound(lower, args);
                     }
                 }
+            }
+#pragma unroll
+            for (int s = 0; s < ROWS; ++s) {
+                const int position = s * kKmeansThreads + static_cast<int>(threadIdx.x);
                 const unsigned queued_lanes = __ballot_sync(0xffffffffu, queue[s]);
                 int at = 0;
                 if (lane == 0 && queued_lanes != 0u)
@@ -934,8 +962,7 @@ __global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
                         }
                         /* A runner-up past DBL_MAX (or none) bounds the others at DBL_MAX. */
                         if (args.d_bounds != nullptr)
-                            args.d_bounds[row] =
-                                __double2float_rd(__dsqrt_rd(fmin(runner_up, DBL_MAX) * kPassFactor));
+                            args.d_bounds[row] = stored_bound(__dsqrt_rd(fmin(runner_up, DBL_MAX) * kPassFactor), args);
                     } else {
                         label[s] = static_cast<int>(result);
                         if (!have_previous[s] || label[s] != previous[s])
@@ -1273,6 +1300,8 @@ bool lloyd_pass(CallStatus &call, statgpu_cuda_kmeans_session *session, bool use
     args.d_bounds = session->use_bounds ? session->d_bounds : nullptr;
     args.d_drift = session->d_drift;
     args.bounds_valid = session->use_bounds && session->bounds_ready && !use_labels ? 1 : 0;
+    args.bound_scale = session->bound_scale;
+    args.bound_unscale = 1.0 / session->bound_scale;
     assign_kernel_of(session)<<<session->grid, kKmeansThreads, session->shared_bytes, stream>>>(args);
     if (!call.check(cudaGetLastError(), "launching the k-means assignment"))
         return false;
@@ -1344,6 +1373,27 @@ bool reseed_empty(CallStatus &call, statgpu_cuda_kmeans_session *session, size_t
     return call.check(cudaMemcpyAsync(session->d_labels, labels.data(), n * sizeof(int32_t), cudaMemcpyHostToDevice,
                                       stream), "writing the re-seeded labels") &&
            call.check(cudaStreamSynchronize(stream), "writing the re-seeded labels");
+}
+
+/* The bounds' power of two for a run from its starting centroids (k x n_vars,
+ * column-major): 2^-e with 2^e at most their largest distance from their
+ * mean in any variable, so that the bounds, which are distances of the
+ * order of the centroids' spread, are kept near 1 as floats (1 when that
+ * spread is 0 or not finite). A power of two: the scaling is exact. */
+double bound_scale_of(const double *centroids, int k, int n_vars)
+{
+    double spread = 0.0;
+    for (int v = 0; v < n_vars; ++v) {
+        const double *column = centroids + static_cast<size_t>(k) * v;
+        double mean = 0.0;
+        for (int j = 0; j < k; ++j)
+            mean += column[j] / k;
+        for (int j = 0; j < k; ++j)
+            spread = std::fmax(spread, std::fabs(column[j] - mean));
+    }
+    if (!(spread > 0.0) || !std::isfinite(spread))
+        return 1.0;
+    return std::ldexp(1.0, -std::clamp(std::ilogb(spread), -900, 900));
 }
 
 } /* namespace */
@@ -1465,6 +1515,7 @@ statgpu_cuda_status kmeans_lloyd(statgpu_cuda_kmeans_session *session, size_t ma
     run->iterations = 0;
     run->inertia = 0.0;
     session->bounds_ready = false;  /* the labels are cleared below */
+    session->bound_scale = bound_scale_of(run->centroids, session->k, session->n_vars);
     if (!call.check(cudaEventRecord(events[kEventStart], stream), "recording an event") ||
         !call.check(cudaMemcpyAsync(session->d_centroids, run->centroids, kd * sizeof(double), cudaMemcpyHostToDevice,
                                     stream), "copying the initial centroids to the GPU") ||

@@ -4,10 +4,10 @@
  * backend, on the same data and initial centroids: shapes that reach every
  * kernel path (1 to 100 variables, k from 1 to 300, fewer rows than one tile
  * and many tiles, accumulators in shared and in global memory), k-means++
- * starts, re-seeded empty clusters, reproducibility (two runs, same bits),
- * the tensor-core screen against the difference form alone (same bits),
- * data with fewer than k distinct rows, cancellation, the backend report and
- * the AUTO threshold.
+ * starts, re-seeded empty clusters, reproducibility (two runs, same bits), the
+ * tensor-core screen against the difference form alone (same bits), the
+ * screen's bounds settling rows at any scale of the data, data with fewer than
+ * k distinct rows, cancellation, the backend report and the AUTO threshold.
  *
  * Tolerances: the GPU sums in another order than the CPU and uses fused
  * multiply-adds in its distances, so the two agree to rounding: centroids
@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -109,6 +110,19 @@ static double *pick_rows(const double *data, size_t n, size_t d, size_t k, uint6
     }
     free(taken);
     return centres;
+}
+
+/* Parameters for a fit from the given centroids, run to the exact fixed
+ * point (tolerance 0) or max_iterations. */
+static statgpu_kmeans_params given_start(const double *initial, size_t max_iterations)
+{
+    statgpu_kmeans_params params;
+    statgpu_kmeans_params_init(&params);
+    params.init = STATGPU_KMEANS_INIT_GIVEN;
+    params.initial_centroids = initial;
+    params.tolerance = 0.0;
+    params.max_iterations = max_iterations;
+    return params;
 }
 
 /* ------------------------------------------------------------- comparisons */
@@ -365,12 +379,7 @@ static void test_screen_matches_difference_form(void **state)
                     initial[j + k * v] = (j % 2 == 1 && j > 0) ? initial[j - 1 + k * v]
                                                                  : (double)(test_rng_next(&rng) % 4);
         }
-        statgpu_kmeans_params params;
-        statgpu_kmeans_params_init(&params);
-        params.init = STATGPU_KMEANS_INIT_GIVEN;
-        params.initial_centroids = initial;
-        params.tolerance = 0.0;
-        params.max_iterations = 30;
+        statgpu_kmeans_params params = given_start(initial, 30);
         char what[160];
         snprintf(what, sizeof what, "n=%zu d=%zu k=%zu offset=%g grid=%d scale=%g", n, d, k, cases[c].offset,
                  cases[c].grid, cases[c].scale);
@@ -394,6 +403,114 @@ static void test_screen_matches_difference_form(void **state)
         free(initial);
         free(data);
     }
+}
+
+/* A fit on the CUDA backend with STATGPU_CUDA_KMEANS_SCREEN=1 and
+ * STATGPU_CUDA_KMEANS_TRACE=1, the process's stderr in a file meanwhile: the rows the screen screened in each assignment (the others its
+ * bounds settled), into screened[0 .. *assignments - 1]. */
+static statgpu_kmeans_result *traced_fit(const double *data, size_t n, size_t d, size_t k,
+                                         const statgpu_kmeans_params *params, double *screened, size_t capacity,
+                                         size_t *assignments)
+{
+    FILE *trace = tmpfile();
+    assert_non_null(trace);
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO);
+    assert_true(saved >= 0);
+    assert_true(dup2(fileno(trace), STDERR_FILENO) >= 0);
+    setenv("STATGPU_CUDA_KMEANS_SCREEN", "1", 1);
+    setenv("STATGPU_CUDA_KMEANS_TRACE", "1", 1);
+    statgpu_kmeans_result *result = NULL;
+    statgpu_status status = statgpu_kmeans(g_cuda, data, n, d, n, k, params, &result);
+    unsetenv("STATGPU_CUDA_KMEANS_TRACE");
+    unsetenv("STATGPU_CUDA_KMEANS_SCREEN");
+    fflush(stderr);
+    assert_true(dup2(saved, STDERR_FILENO) >= 0);  /* before any check: a failure's message on stderr */
+    close(saved);
+    if (status != STATGPU_OK)
+        fail_msg("statgpu_kmeans n=%zu d=%zu k=%zu: %s (%s)", n, d, k, statgpu_status_string(status),
+                 statgpu_context_last_error(g_cuda));
+    assert_ran_on(g_cuda, STATGPU_BACKEND_CUDA);
+    rewind(trace);
+    char line[256];
+    *assignments = 0;
+    while (fgets(line, sizeof line, trace) != NULL) {
+        size_t assignment = 0;
+        double rows = 0.0;
+        unsigned long long of = 0;
+        if (sscanf(line, "statgpu k-means: assignment %zu screened %lf of %llu rows", &assignment, &rows, &of) == 3) {
+            assert_int_equal(assignment, *assignments + 1);
+            assert_int_equal(of, n);
+            assert_true(*assignments < capacity);
+            screened[(*assignments)++] = rows;
+        }
+    }
+    fclose(trace);
+    return result;
+}
+
+/* The bounds at work, at any scale of the data: on blobs at 64 centroids,
+ * the data and starting centroids times 1, 2^480 (distances past the floats'
+ * range, where the bounds as plain floats would hold FLT_MAX and settle
+ * nothing) and 2^-400 (below it): the bounds settle rows in the later
+ * assignments (fewer than half the rows screened in at least one), and,
+ * the scaling being exact and the bounds kept as multiples of a power of
+ * two that follows the data, the same rows at every scale: the same count
+ * screened in every assignment, the same labels, and the centroids and
+ * inertia scaled exactly. */
+static void test_bounds_settle_rows_at_any_scale(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CUDA();
+    const size_t n = 60000, d = 16, k = 64, capacity = 64;
+    const int exponents[] = { 0, 480, -400 };
+    double *data = make_blobs(n, d, k / 2 + 1, 2.0, 0.0, 1200);
+    double *initial = pick_rows(data, n, d, k, 1201);
+    double *scaled = malloc(n * d * sizeof *scaled);
+    double *scaled_initial = malloc(k * d * sizeof *scaled_initial);
+    double first_screened[64], screened[64];
+    size_t first_assignments = 0;
+    statgpu_kmeans_result *first = NULL;
+    for (size_t e = 0; e < sizeof exponents / sizeof exponents[0]; ++e) {
+        for (size_t i = 0; i < n * d; ++i)
+            scaled[i] = ldexp(data[i], exponents[e]);
+        for (size_t i = 0; i < k * d; ++i)
+            scaled_initial[i] = ldexp(initial[i], exponents[e]);
+        statgpu_kmeans_params params = given_start(scaled_initial, 40);
+        size_t assignments = 0;
+        statgpu_kmeans_result *result = traced_fit(scaled, n, d, k, &params, screened, capacity, &assignments);
+        assert_true(assignments >= 3);
+        assert_true(assignments >= result->iterations);
+        print_message("scale 2^%d: %zu iterations; rows screened:", exponents[e], result->iterations);
+        double fewest = (double)n;
+        for (size_t a = 0; a < assignments; ++a) {
+            print_message(" %.0f", screened[a]);
+            if (a > 0 && screened[a] < fewest)
+                fewest = screened[a];
+        }
+        print_message("\n");
+        assert_true(screened[0] == (double)n);  /* no bounds yet */
+        assert_true(fewest < 0.5 * (double)n);
+        if (e == 0) {
+            first = result;
+            first_assignments = assignments;
+            memcpy(first_screened, screened, assignments * sizeof *screened);
+            continue;
+        }
+        assert_int_equal(assignments, first_assignments);
+        assert_memory_equal(screened, first_screened, assignments * sizeof *screened);
+        assert_int_equal(result->iterations, first->iterations);
+        assert_memory_equal(result->labels, first->labels, n * sizeof *result->labels);
+        for (size_t i = 0; i < k * d; ++i)
+            assert_true(test_same_bits(result->centroids[i], ldexp(first->centroids[i], exponents[e])));
+        assert_true(test_same_bits(result->inertia, ldexp(first->inertia, 2 * exponents[e])));
+        statgpu_kmeans_result_destroy(result);
+    }
+    statgpu_kmeans_result_destroy(first);
+    free(scaled_initial);
+    free(scaled);
+    free(initial);
+    free(data);
 }
 
 static void test_empty_clusters_are_reseeded(void **state)
@@ -578,6 +695,7 @@ int main(void)
         cmocka_unit_test(test_plus_plus_matches_cpu),
         cmocka_unit_test(test_two_runs_same_bits),
         cmocka_unit_test(test_screen_matches_difference_form),
+        cmocka_unit_test(test_bounds_settle_rows_at_any_scale),
         cmocka_unit_test(test_empty_clusters_are_reseeded),
         cmocka_unit_test(test_fewer_distinct_rows_than_k),
         cmocka_unit_test(test_progress_and_cancellation),
