@@ -406,8 +406,9 @@ static void test_screen_matches_difference_form(void **state)
 }
 
 /* A fit on the CUDA backend with STATGPU_CUDA_KMEANS_SCREEN=1 and
- * STATGPU_CUDA_KMEANS_TRACE=1, the process's stderr in a file meanwhile: the rows the screen screened in each assignment (the others its
- * bounds settled), into screened[0 .. *assignments - 1]. */
+ * STATGPU_CUDA_KMEANS_TRACE=1, the process's stderr in a file meanwhile:
+ * the rows the screen screened in each assignment (the others its bounds
+ * settled), into screened[0 .. *assignments - 1]. */
 static statgpu_kmeans_result *traced_fit(const double *data, size_t n, size_t d, size_t k,
                                          const statgpu_kmeans_params *params, double *screened, size_t capacity,
                                          size_t *assignments)
