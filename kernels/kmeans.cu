@@ -2,33 +2,30 @@
  * kmeans.cu: the module's k-means entries: Lloyd's iterations on the device,
  * with the CPU path's rules (engine/src/kmeans_cpu.c, sg_cpu_kmeans_lloyd).
  *
- * One iteration is two launches and a 32-byte read-back:
- *   assign kernel    each row's nearest centroid (the lower index on a tie),
- *                    fused with the partial sums: per block, the clusters'
- *                    coordinate sums, counts, within sums of squares, the
- *                    inertia and the count of changed labels;
- *   reduce_kernel    the blocks' partials added in block order (entries in
- *                    parallel, 16 warps a block each taking every 16th
- *                    block, their sums then added in warp order); the last
- *                    block to finish (an integer counter, no floating-point
- *                    atomics) forms the new centroids, the centroid shift,
- *                    the counts, within sums of squares and the totals the
- *                    host reads to decide whether to stop.
+ * One iteration (an assignment pass) is two launches and a 40-byte read-back:
+ *   assignment kernel  each row's nearest centroid (the lower index on a
+ *                      tie); the rows that changed cluster are taken from
+ *                      the exact sums of the cluster they left and added to
+ *                      those of the cluster they joined (see "exact sums"):
+ *                      the rows that stay, most of them after the first few
+ *                      iterations, cost no sums at all;
+ *   centroids_kernel   the new centroids from the exact sums, the centroid
+ *                      shift, the sizes, the centroids' moves (for the
+ *                      bounds) and the totals the host reads to decide
+ *                      whether to stop.
+ * After the last assignment a summing pass (by the labels) gives the within
+ * sums of squares and the inertia: a register or generic kernel adds each
+ * row's squared distance to its centroid by reduce-by-key (accumulate_groups:
+ * the rows of one label form a group whose lowest lane adds them in lane
+ * order, then one read-modify-write into the warp's shared accumulator), and
+ * reduce_kernel adds the blocks' partials in block order. That pass has a
+ * fixed grid, a function of (n_obs, n_vars, k) only, and a shared-memory plan
+ * for a fixed 96 KiB budget: the same bits on every GPU.
  *
- * Reproducible: the grid is a function of (n_obs, n_vars, k) only, never of
- * the GPU; block b takes the row tiles b, b + G, b + 2G, ...; a row's
- * distances are summed over the variables in order. Within a block, in the
- * register kernels, each warp adds its 32 rows at a time by reduce-by-key
- * (accumulate_groups): the rows of one label form a group, whose lowest lane
- * adds the group's rows in ascending lane order in registers (fetched by
- * shuffles), then adds the sums to the cluster's shared accumulator with one
- * read-modify-write (no chain of dependent shared-memory updates row by row).
- * The generic kernel adds rows one at a time, one variable per lane. Each
- * accumulator belongs to one warp (or to a fixed group of warps taking turns);
- * the warps' accumulators, then the blocks' partials, are added in index
- * order. No floating-point atomics anywhere. The shared-memory plan is made
- * for a fixed 96 KiB budget (less only on GPUs that have less), so every GPU
- * with at least that much per block gives the same bits.
+ * Reproducible: each row's label and bound are its own, the sums are exact
+ * integers (any order of addition gives the same), and the summing pass adds
+ * in a fixed order; so the assignment pass may take any grid (as many blocks
+ * as the GPU runs at once) and its warps any order. No floating-point atomics.
  *
  * Distances are computed in double as sum_v fma(x_v - c_v, x_v - c_v, .), the
  * difference form (no |x|^2 - 2 x.c + |c|^2 expansion, whose cancellation loses
@@ -38,24 +35,23 @@
  * shared memory read as 16-byte pairs; beyond 32 variables, or where the
  * centroids do not fit in shared memory, a generic kernel reads the
  * coordinates from global memory (cached) and the centroids from shared or
- * global memory. Where even one shared accumulator does not fit, each block
- * accumulates into its own slot of global memory.
+ * global memory.
  *
  * From kScreenFromK centroids, where the GPU runs the module's sm_90 code, the
  * assignment is screened on the FP64 tensor cores (assign_screen_kernel):
  * the expanded form picks each row's centroid wherever a rigorous bound on
  * both forms' rounding says the difference form picks the same, and the
- * difference form decides the other rows and gives every distance, so the
- * results are those of assign_registers_kernel, bit for bit. There each row
- * also keeps a lower bound on its distance to the other centroids (Hamerly's
- * bound, rounded down); a row whose own centroid is nearer than the bound
- * less the centroids' moves keeps its centroid without the screen (about
- * half the rows, on the benchmark's data).
+ * difference form decides the other rows, so the labels are those of
+ * move_registers_kernel, bit for bit. There each row also keeps a lower
+ * bound on its distance to the other centroids (Hamerly's bound, rounded
+ * down); a row whose own centroid is nearer than the bound less the
+ * centroids' moves keeps its centroid without the screen (about half the
+ * rows, on the benchmark's data).
  *
  * Empty clusters (rare) are re-seeded on the host with the CPU's rule, from
  * the distances of every row to its centroid computed here exactly as the CPU
- * computes them (products and sums without fused multiply-adds); then a pass
- * with the new labels gives the sums.
+ * computes them (products and sums without fused multiply-adds); the moves
+ * then go into the exact sums like any others.
  */
 #include "cuda_state.h"
 #include "mma_f64.cuh"
@@ -88,7 +84,11 @@ struct statgpu_cuda_kmeans_session {
     int copies = 0;             /* shared accumulators per block; 0: the block's global slot */
     int copies_log2 = 0;        /* log2 of max(copies, 1) */
     int acc_stride = 0;         /* a cluster's sums in a shared accumulator */
-    size_t shared_bytes = 0;
+    size_t shared_bytes = 0;    /* the summing pass (by labels) */
+    int moves_shared = 0;       /* the assignment's moves gathered in shared sums (else global) */
+    size_t move_shared_bytes = 0;  /* the assignment pass */
+    uint64_t move_tile_count = 0;  /* its tiles ... */
+    int move_grid = 1;             /* ... and blocks: as many as the GPU runs at once */
     int grid = 1;
     uint64_t tile_count = 0;
     size_t partial_stride = 0;  /* doubles per block: k x (n_vars + 2) + 3 */
@@ -109,6 +109,14 @@ struct statgpu_cuda_kmeans_session {
     bool use_bounds = false;        /* the screen keeps bounds (STATGPU_CUDA_KMEANS_BOUNDS=0: not) */
     bool bounds_ready = false;      /* d_bounds and d_drift hold the last assignment's */
     double bound_scale = 1.0;       /* the bounds' power of two (kmeans_lloyd) */
+    /* The exact sums (see "Exact sums" in the kernels' part): */
+    unsigned long long *d_sums = nullptr;    /* k x n_vars 128-bit integers (low, high word), cluster-major */
+    unsigned long long *d_sizes = nullptr;   /* k, two's complement */
+    unsigned long long *d_pass = nullptr;    /* kPassCount: the pass's changed and screened rows */
+    int *d_shift = nullptr;                  /* n_vars: each variable's power of two */
+    unsigned long long *d_largest = nullptr; /* n_vars: the largest |x| of each variable, as bits */
+    bool shifts_ready = false;               /* d_shift holds the data's (kmeans_lloyd's first call) */
+    cudaEvent_t trace[3] = {};               /* STATGPU_CUDA_KMEANS_TRACE: the passes' kernels timed */
     double *h_totals = nullptr;     /* page-locked mirror of d_totals */
 };
 
@@ -129,6 +137,8 @@ constexpr size_t kPartialsMax = size_t{1} << 25;
 /* The totals the host reads each iteration. */
 /* kTotalScreened: the rows the screen kernel screened (the others its bounds settled). */
 enum { kTotalChanged = 0, kTotalShift = 1, kTotalInertia = 2, kTotalEmpty = 3, kTotalScreened = 4, kTotalCount = 5 };
+/* The counters an assignment pass adds to (integers: any order, same count). */
+enum { kPassChanged = 0, kPassScreened = 1, kPassCount = 2 };
 
 struct AssignArgs {
     const double *d_data;
@@ -140,7 +150,8 @@ struct AssignArgs {
     double *d_partials;
     size_t partial_stride;
     uint64_t tile_count;
-    int use_labels;        /* 1: sum the rows by their labels (after a re-seeding) */
+    int moves;             /* 1: the assignment pass (labels, and the moved rows into the exact sums);
+                              0: the summing pass (every row by its label into the partials) */
     int centroids_shared;
     int copies;
     int copies_log2;       /* log2 of max(copies, 1): copies is 0 or a power of two */
@@ -150,6 +161,11 @@ struct AssignArgs {
     int bounds_valid;      /* d_bounds and d_drift hold the last assignment's */
     double bound_scale;    /* d_bounds holds each bound times this power of two ... */
     double bound_unscale;  /* ... and this one's inverse (kmeans_lloyd) */
+    unsigned long long *d_sums;   /* the exact sums (moves) */
+    unsigned long long *d_sizes;  /* the clusters' sizes (moves) */
+    unsigned long long *d_pass;   /* kPassCount (moves) */
+    const int *d_shift;           /* n_vars (moves) */
+    int moves_shared;             /* the block gathers its moves in shared memory first */
 };
 
 /* The coordinates of the rows a warp of the generic kernel accumulates. */
@@ -303,11 +319,11 @@ __device__ __forceinline__ void accumulate_groups(double *s_acc, double *d_slot,
         __syncwarp();
 }
 
-/* Shared memory of the assignment kernels, in doubles: centroids (when
- * shared), the accumulator copies, and
- * the warps' inertia and changed-label counts. */
+/* Shared memory of the summing pass (by labels), in doubles: centroids (when
+ * shared), the accumulator copies, and the warps' inertia and changed-label
+ * counts. */
 struct SharedLayout {
-    size_t centroids, screen, acc, warp_totals, total;
+    size_t centroids, acc, warp_totals, total;
 };
 
 /* The screen kernel's centroids lie PADDED + kScreenPad doubles apart: each
@@ -316,14 +332,15 @@ struct SharedLayout {
  * kernel's shared-memory wavefronts were such conflicts). */
 constexpr int kScreenPad = 2;
 
-/* The screen kernel's queue of a tile's rows and their results (16-bit
- * entries, a row each), and the queue's two counters, in doubles. */
-constexpr int kScreenTileRows = 2 * kKmeansThreads;
-constexpr size_t kScreenQueueDoubles = (2 * kScreenTileRows * sizeof(unsigned short) + 2 * sizeof(int) + 7) / 8;
+/* The register kernel's queue of a tile's moves holds this many rows. */
+constexpr int kMoveTileRows = 2 * kKmeansThreads;
+/* The screen kernel's warps' queues (WarpQueue), in doubles: room for
+ * kKmeansWarps x kWarpQueueDoubles (a static_assert checks it). */
+constexpr size_t kScreenQueueDoubles = 1024;
 
 /* The screen's arrays (assign_screen_kernel): the centroids' mean, the
  * centred centroids as mma fragments, their offsets, four scalars (the
- * centroids' reach and the moves' largest two) and the queue. */
+ * centroids' reach and the moves' largest two) and the warps' queues. */
 __host__ __device__ inline size_t screen_doubles(int padded_vars, int k)
 {
     const size_t slots = static_cast<size_t>(k + 7) / 8 * 8;
@@ -331,24 +348,236 @@ __host__ __device__ inline size_t screen_doubles(int padded_vars, int k)
 }
 
 __host__ __device__ inline SharedLayout shared_layout(int padded_vars, int n_vars, int k, int centroids_shared,
-                                                      int copies, int acc_stride, bool screen = false)
+                                                      int copies, int acc_stride)
 {
     SharedLayout layout;
     size_t at = 0;
     layout.centroids = at;
     if (padded_vars > 0)
-        at += static_cast<size_t>(k) * (padded_vars + (screen ? kScreenPad : 0));
+        at += static_cast<size_t>(k) * padded_vars;
     else if (centroids_shared)
         at += static_cast<size_t>(k) * n_vars;
-    layout.screen = at;
-    if (screen)
-        at += screen_doubles(padded_vars, k);
     layout.acc = at;
     at += static_cast<size_t>(copies) * k * (acc_stride + 2);
     layout.warp_totals = at;
     at += 2 * kKmeansWarps;
     layout.total = at;
     return layout;
+}
+
+/* ------------------------------------------------------------- exact sums
+ *
+ * The assignment passes keep the clusters' coordinate sums as exact
+ * integers. A value x of variable v stands for X = x 2^shift_v rounded to the
+ * nearest integer (ties to even), with shift_v = B - E_v, 2^E_v above the
+ * variable's largest |x| and B = 127 - bits(n_obs): |X| <= 2^B, so the X of
+ * any n_obs rows add up without overflow in 128-bit two's complement. Values
+ * of at least 2^(E_v - B + 52) are taken exactly (at n_obs = 10^7, every
+ * value within 2^-51 of the variable's largest), the others within
+ * 2^(E_v - B - 1). A cluster's sum is then the exact sum of its rows' X:
+ * the same integer whatever the order of the additions. So an assignment
+ * takes each row that changed cluster from the one it left and adds it to
+ * the one it joined (integer atomics, no fixed order needed), and the rows
+ * that stay cost nothing; the result is that of summing every row afresh.
+ * The new centroid is the sum rounded once to a double, divided by the size,
+ * times 2^-shift_v. */
+
+/* X of a value (its low and high words). scalbn is exact here (a result
+ * below 2^-1022 rounds to 0 either way); y = h 2^63 + r exactly, with
+ * |r| < 2^63 the bits of y below 2^63, so rounding r rounds y. */
+__device__ __forceinline__ void to_fixed(double x, int shift, unsigned long long &low, unsigned long long &high)
+{
+    const double y = scalbn(x, shift);
+    const double h = trunc(y * 0x1p-63);
+    const double r = __fma_rn(-h, 0x1p63, y);
+    const long long upper = __double2ll_rz(h);
+    const long long lower = __double2ll_rn(r);
+    const unsigned long long upper_low = static_cast<unsigned long long>(upper) << 63;
+    low = upper_low + static_cast<unsigned long long>(lower);
+    high = static_cast<unsigned long long>(upper >> 1) + (lower < 0 ? ~0ull : 0ull) + (low < upper_low ? 1ull : 0ull);
+}
+
+/* -X from X. */
+__device__ __forceinline__ void negate_fixed(unsigned long long &low, unsigned long long &high)
+{
+    low = ~low + 1ull;
+    high = ~high + (low == 0ull ? 1ull : 0ull);
+}
+
+/* A 128-bit integer (two's complement) rounded to the nearest double, ties
+ * to even: its top 64 bits, with any bit below them folded into the
+ * lowest (a sticky bit, 11 places under the rounding point). */
+__device__ __forceinline__ double fixed_to_double(unsigned long long low, unsigned long long high)
+{
+    const bool negative = static_cast<long long>(high) < 0;
+    if (negative)
+        negate_fixed(low, high);
+    double magnitude;
+    if (high == 0ull) {
+        magnitude = __ull2double_rn(low);
+    } else {
+        const int bits = 64 - __clzll(static_cast<long long>(high));
+        unsigned long long top = bits == 64 ? high : (high << (64 - bits)) | (low >> bits);
+        const unsigned long long rest = bits == 64 ? low : low << (64 - bits);
+        top |= rest != 0ull ? 1ull : 0ull;
+        magnitude = scalbn(__ull2double_rn(top), bits);
+    }
+    return negative ? -magnitude : magnitude;
+}
+
+/* Adds X to the 128-bit integer at sum[0] (low), sum[1] (high), with two
+ * atomic adds: the low word's old value gives this add's carry, so the high
+ * word gets every carry exactly, whatever the order of the adds (the sum is
+ * modulo 2^128; the final one is in range). */
+__device__ __forceinline__ void add_fixed(unsigned long long *sum, unsigned long long low, unsigned long long high)
+{
+    const unsigned long long old = atomicAdd(sum, low);
+    atomicAdd(sum + 1, high + (old + low < old ? 1ull : 0ull));
+}
+
+/* Variable v's value x of a row that moved from cluster `from` (-1: none
+ * yet) to `to`: taken from the one's sums and added to the other's (and,
+ * for variable 0, the sizes' changes). */
+__device__ __forceinline__ void move_value(unsigned long long *sums, int *s_sizes, int n_vars, int v, int shift,
+                                           double x, int from, int to)
+{
+    unsigned long long low, high;
+    to_fixed(x, shift, low, high);
+    add_fixed(sums + 2 * (static_cast<size_t>(to) * n_vars + v), low, high);
+    if (v == 0)
+        atomicAdd(&s_sizes[to], 1);
+    if (from >= 0) {
+        negate_fixed(low, high);
+        add_fixed(sums + 2 * (static_cast<size_t>(from) * n_vars + v), low, high);
+        if (v == 0)
+            atomicSub(&s_sizes[from], 1);
+    }
+}
+
+/* The moves of a tile (rows that changed cluster), gathered in shared
+ * memory: tile positions, the clusters left (-1: none yet) and joined,
+ * their count by the tile's parity, and the block's changed rows. */
+struct MoveQueue {
+    int *from;
+    int *to;
+    int *count;
+    int *changed;
+    unsigned short *row;
+};
+
+constexpr size_t kMoveQueueDoubles =
+    (kMoveTileRows * (2 * sizeof(int) + sizeof(unsigned short)) + 4 * sizeof(int) + 7) / 8;
+
+__device__ __forceinline__ MoveQueue move_queue(double *at)
+{
+    MoveQueue queue;
+    int *base = reinterpret_cast<int *>(at);
+    queue.from = base;
+    queue.to = base + kMoveTileRows;
+    queue.count = base + 2 * kMoveTileRows;
+    queue.changed = queue.count + 2;
+    queue.row = reinterpret_cast<unsigned short *>(queue.count + 4);
+    return queue;
+}
+
+/* Shared memory of the assignment pass (moves) of the register and screen
+ * kernels, in doubles: the centroids (PADDED apart, PADDED + kScreenPad with
+ * the screen), the screen's arrays, the block's sums (when shared), the
+ * sizes' changes (ints) and the register kernel's move queue. */
+struct MoveLayout {
+    size_t centroids, screen, sums, sizes, queue, total;
+};
+
+__host__ __device__ inline MoveLayout move_layout(int padded_vars, int n_vars, int k, bool screen, bool sums_shared)
+{
+    MoveLayout layout;
+    size_t at = 0;
+    layout.centroids = at;
+    at += static_cast<size_t>(k) * (padded_vars + (screen ? kScreenPad : 0));
+    layout.screen = at;
+    if (screen)
+        at += screen_doubles(padded_vars, k);
+    layout.sums = at;
+    if (sums_shared)
+        at += 2 * static_cast<size_t>(k) * n_vars;
+    layout.sizes = at;
+    at += (static_cast<size_t>(k) + 1) / 2;
+    layout.queue = at;
+    if (!screen)  /* the screen's warps keep their own queues (screen_doubles) */
+        at += kMoveQueueDoubles;
+    layout.total = at;
+    return layout;
+}
+
+/* Clears the block's sums and sizes' changes and its queue's counters. */
+__device__ __forceinline__ void clear_moves(unsigned long long *s_sums, int *s_sizes, const MoveQueue &queue,
+                                            const AssignArgs &args)
+{
+    if (args.moves_shared)
+        for (size_t e = threadIdx.x; e < 2 * static_cast<size_t>(args.k) * args.n_vars; e += blockDim.x)
+            s_sums[e] = 0ull;
+    for (int j = threadIdx.x; j < args.k; j += blockDim.x)
+        s_sizes[j] = 0;
+    if (threadIdx.x < 4)
+        queue.count[threadIdx.x] = 0;  /* both parities, changed and a spare */
+}
+
+/* Queues the lane's row (tile position `position`) when it moved from
+ * `from` to `to`; the whole warp calls, each lane with its own row. */
+__device__ __forceinline__ void queue_move(const MoveQueue &queue, int parity, bool moved, int position, int from,
+                                           int to)
+{
+    const int lane = static_cast<int>(threadIdx.x & 31u);
+    const unsigned movers = __ballot_sync(0xffffffffu, moved);
+    int at = 0;
+    if (lane == 0 && movers != 0u)
+        at = atomicAdd(&queue.count[parity], __popc(movers));
+    at = __shfl_sync(0xffffffffu, at, 0) + __popc(movers & ((1u << lane) - 1u));
+    if (moved) {
+        queue.row[at] = static_cast<unsigned short>(position);
+        queue.from[at] = from;
+        queue.to[at] = to;
+    }
+}
+
+/* The tile's moves into the sums: lane (r, v) of each warp takes variable
+ * v < n_vars of its r-th queued row (32 / PADDED rows a step), converts it,
+ * takes it from the cluster left and adds it to the cluster joined; sums in
+ * shared (the block's changes, SHARED) or global memory. Called by the
+ * whole block, after a barrier that follows the queue's writes. */
+template <int PADDED, bool SHARED>
+__device__ __forceinline__ void add_moves(const AssignArgs &args, unsigned long long *sums, int *s_sizes,
+                                          const MoveQueue &queue, int moves, uint64_t tile_first)
+{
+    constexpr int kRowsAStep = 32 / PADDED;
+    const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
+    const int v = lane % PADDED;
+    const int n_vars = args.n_vars;
+    if (threadIdx.x == 0)
+        *queue.changed += moves;
+    if (v >= n_vars)
+        return;
+    const int shift = args.d_shift[v];
+    const double *column = args.d_data + args.n_obs * static_cast<uint64_t>(v);
+    for (int i = warp * kRowsAStep + lane / PADDED; i < moves; i += kKmeansWarps * kRowsAStep)
+        move_value(sums, s_sizes, n_vars, v, shift, __ldg(column + tile_first + queue.row[i]), queue.from[i],
+                   queue.to[i]);
+}
+
+/* The block's changes into the global sums and sizes. Called by the whole
+ * block after a barrier. */
+__device__ __forceinline__ void flush_sums(const AssignArgs &args, const unsigned long long *s_sums,
+                                           const int *s_sizes)
+{
+    if (args.moves_shared)
+        for (size_t e = threadIdx.x; e < static_cast<size_t>(args.k) * args.n_vars; e += blockDim.x) {
+            const unsigned long long low = s_sums[2 * e], high = s_sums[2 * e + 1];
+            if ((low | high) != 0ull)
+                add_fixed(args.d_sums + 2 * e, low, high);
+        }
+    for (int j = threadIdx.x; j < args.k; j += blockDim.x)
+        if (s_sizes[j] != 0)
+            atomicAdd(args.d_sizes + j, static_cast<unsigned long long>(static_cast<long long>(s_sizes[j])));
 }
 
 /* Zeroes the block's accumulators. */
@@ -361,19 +590,15 @@ __device__ __forceinline__ void clear_accumulators(double *s_acc, double *d_slot
         acc[e] = 0.0;
 }
 
-/* The centroids as rows of PADDED doubles, zero past n_vars, and the
- * block's accumulators cleared; then a barrier. */
+/* The centroids as rows of PADDED doubles (STRIDE apart), zero past n_vars. */
 template <int PADDED, int STRIDE = PADDED>
-__device__ __forceinline__ void load_padded_centroids(double *s_centroids, double *s_acc, double *d_slot,
-                                                      const AssignArgs &args)
+__device__ __forceinline__ void load_padded_centroids(double *s_centroids, const AssignArgs &args)
 {
     const int n_vars = args.n_vars, k = args.k;
     for (size_t e = threadIdx.x; e < static_cast<size_t>(k) * STRIDE; e += blockDim.x) {
         const int j = static_cast<int>(e / STRIDE), v = static_cast<int>(e % STRIDE);
         s_centroids[e] = v < n_vars ? args.d_centroids[j + static_cast<size_t>(k) * v] : 0.0;
     }
-    clear_accumulators(s_acc, d_slot, args);
-    __syncthreads();
 }
 
 /* Variables first, first + step, ... (N of them) of row `row`, zero past
@@ -440,106 +665,9 @@ __device__ __forceinline__ void write_partials(double *s_acc, double *s_warp_tot
     }
 }
 
-/* Assignment and partial sums, n_vars <= PADDED: each thread keeps ROWS rows'
- * coordinates in registers; tile t holds rows t * 256 ROWS + s * 256 + thread. */
-template <int PADDED, int ROWS>
-__global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
-    assign_registers_kernel(const __grid_constant__ AssignArgs args)
-{
-    extern __shared__ double2 s_shared2[];  /* 16-byte aligned */
-    double *s_shared = reinterpret_cast<double *>(s_shared2);
-    const SharedLayout layout = shared_layout(PADDED, args.n_vars, args.k, 1, args.copies, args.acc_stride);
-    double *s_centroids = s_shared + layout.centroids;
-    double *s_acc = s_shared + layout.acc;
-    double *s_warp_totals = s_shared + layout.warp_totals;
-    const int n_vars = args.n_vars, k = args.k;
-    double *d_slot = args.d_partials + static_cast<size_t>(blockIdx.x) * args.partial_stride;
-
-    load_padded_centroids<PADDED>(s_centroids, s_acc, d_slot, args);
-
-    double inertia = 0.0;  /* the lane's rows' */
-    unsigned changed = 0;
-    for (uint64_t tile = blockIdx.x; tile < args.tile_count; tile += gridDim.x) {
-        const uint64_t first = tile * (static_cast<uint64_t>(kKmeansThreads) * ROWS) + threadIdx.x;
-        double x[ROWS][PADDED];
-        uint64_t row[ROWS];
-        bool valid[ROWS];
-#pragma unroll
-        for (int s = 0; s < ROWS; ++s) {
-            row[s] = first + static_cast<uint64_t>(s) * kKmeansThreads;
-            valid[s] = row[s] < args.n_obs;
-#pragma unroll
-            for (int v = 0; v < PADDED; ++v)
-                x[s][v] = (valid[s] && v < n_vars)
-                              ? __ldg(args.d_data + row[s] + args.n_obs * static_cast<uint64_t>(v))
-                              : 0.0;
-        }
-        double best[ROWS];
-        int label[ROWS];
-        if (args.use_labels) {
-#pragma unroll
-            for (int s = 0; s < ROWS; ++s) {
-                label[s] = valid[s] ? args.d_labels[row[s]] : 0;
-                best[s] = 0.0;
-            }
-        } else {
-#pragma unroll
-            for (int s = 0; s < ROWS; ++s) {
-                best[s] = INFINITY;
-                label[s] = 0;
-            }
-            for (int j = 0; j < k; ++j) {
-                const double2 *centre = reinterpret_cast<const double2 *>(s_centroids + static_cast<size_t>(j) * PADDED);
-                double distance[ROWS];
-#pragma unroll
-                for (int s = 0; s < ROWS; ++s)
-                    distance[s] = 0.0;
-#pragma unroll
-                for (int v2 = 0; v2 < PADDED / 2; ++v2) {
-                    const double2 c = centre[v2];
-#pragma unroll
-                    for (int s = 0; s < ROWS; ++s) {
-                        const double a = __dsub_rn(x[s][2 * v2], c.x);
-                        distance[s] = __fma_rn(a, a, distance[s]);
-                        const double b = __dsub_rn(x[s][2 * v2 + 1], c.y);
-                        distance[s] = __fma_rn(b, b, distance[s]);
-                    }
-                }
-#pragma unroll
-                for (int s = 0; s < ROWS; ++s)
-                    if (distance[s] < best[s]) {
-                        best[s] = distance[s];
-                        label[s] = j;
-                    }
-            }
-#pragma unroll
-            for (int s = 0; s < ROWS; ++s)
-                if (valid[s]) {
-                    const int32_t previous = args.d_labels[row[s]];
-                    if (previous != label[s]) {
-                        args.d_labels[row[s]] = label[s];
-                        ++changed;
-                    }
-                }
-        }
-#pragma unroll
-        for (int s = 0; s < ROWS; ++s) {
-            /* The warp adds the rows of slot s by label. */
-            if (valid[s])
-                inertia += best[s];
-            accumulate_groups<PADDED>(s_acc, d_slot, args, x[s], best[s], label[s], valid[s]);
-        }
-    }
-    /* The lanes' inertias added in a fixed butterfly: the same in every lane. */
-    for (int offset = 16; offset > 0; offset >>= 1)
-        inertia += __shfl_xor_sync(0xffffffffu, inertia, offset);
-    __syncthreads();
-    write_partials(s_acc, s_warp_totals, d_slot, inertia, changed, args);
-}
-
 /* Row x's squared distance to a centre (PADDED doubles, zero past n_vars) by
  * the difference form, the variables in order: the arithmetic of
- * assign_registers_kernel, so that both give the same bits. */
+ * move_registers_kernel, so that all the kernels give the same bits. */
 template <int PADDED>
 __device__ __forceinline__ double exact_distance(const double (&x)[PADDED], const double *centre_doubles)
 {
@@ -554,6 +682,145 @@ __device__ __forceinline__ double exact_distance(const double (&x)[PADDED], cons
         distance = __fma_rn(b, b, distance);
     }
     return distance;
+}
+
+/* The summing pass, n_vars <= PADDED: each row's squared distance to its
+ * labelled centroid (the difference form), and the clusters' sums, within
+ * sums of squares, sizes and the inertia by reduce-by-key into the block's
+ * partials; each thread keeps ROWS rows' coordinates in registers, tile t
+ * holds rows t * 256 ROWS + s * 256 + thread. */
+template <int PADDED, int ROWS>
+__global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
+    sum_registers_kernel(const __grid_constant__ AssignArgs args)
+{
+    extern __shared__ double2 s_shared2[];  /* 16-byte aligned */
+    double *s_shared = reinterpret_cast<double *>(s_shared2);
+    const SharedLayout layout = shared_layout(PADDED, args.n_vars, args.k, 1, args.copies, args.acc_stride);
+    double *s_centroids = s_shared + layout.centroids;
+    double *s_acc = s_shared + layout.acc;
+    double *s_warp_totals = s_shared + layout.warp_totals;
+    double *d_slot = args.d_partials + static_cast<size_t>(blockIdx.x) * args.partial_stride;
+
+    load_padded_centroids<PADDED>(s_centroids, args);
+    clear_accumulators(s_acc, d_slot, args);
+    __syncthreads();
+
+    double inertia = 0.0;  /* the lane's rows' */
+    for (uint64_t tile = blockIdx.x; tile < args.tile_count; tile += gridDim.x) {
+        const uint64_t first = tile * (static_cast<uint64_t>(kKmeansThreads) * ROWS) + threadIdx.x;
+#pragma unroll
+        for (int s = 0; s < ROWS; ++s) {
+            const uint64_t row = first + static_cast<uint64_t>(s) * kKmeansThreads;
+            const bool valid = row < args.n_obs;
+            double x[PADDED];
+            load_columns<PADDED>(x, args, row, valid, 0, 1);
+            const int label = valid ? args.d_labels[row] : 0;
+            const double distance = valid ? exact_distance<PADDED>(x, s_centroids + static_cast<size_t>(label) * PADDED)
+                                          : 0.0;
+            if (valid)
+                inertia += distance;
+            /* The warp adds the rows of slot s by label. */
+            accumulate_groups<PADDED>(s_acc, d_slot, args, x, distance, label, valid);
+        }
+    }
+    /* The lanes' inertias added in a fixed butterfly: the same in every lane. */
+    for (int offset = 16; offset > 0; offset >>= 1)
+        inertia += __shfl_xor_sync(0xffffffffu, inertia, offset);
+    __syncthreads();
+    write_partials(s_acc, s_warp_totals, d_slot, inertia, 0u, args);
+}
+
+/* The assignment pass by the difference form alone, n_vars <= PADDED: each
+ * row's nearest centroid (the lower index on a tie), the rows that changed
+ * cluster into the exact sums. Each thread keeps ROWS rows' coordinates in
+ * registers; tile t holds rows t * 256 ROWS + s * 256 + thread. */
+template <int PADDED, int ROWS>
+__global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
+    move_registers_kernel(const __grid_constant__ AssignArgs args)
+{
+    extern __shared__ double2 s_shared2[];  /* 16-byte aligned */
+    double *s_shared = reinterpret_cast<double *>(s_shared2);
+    const MoveLayout layout = move_layout(PADDED, args.n_vars, args.k, false, args.moves_shared != 0);
+    double *s_centroids = s_shared + layout.centroids;
+    unsigned long long *s_sums = reinterpret_cast<unsigned long long *>(s_shared + layout.sums);
+    int *s_sizes = reinterpret_cast<int *>(s_shared + layout.sizes);
+    const MoveQueue queue = move_queue(s_shared + layout.queue);
+    const int n_vars = args.n_vars, k = args.k;
+
+    load_padded_centroids<PADDED>(s_centroids, args);
+    clear_moves(s_sums, s_sizes, queue, args);
+    __syncthreads();
+
+    int parity = 0;
+    for (uint64_t tile = blockIdx.x; tile < args.tile_count; tile += gridDim.x, parity ^= 1) {
+        const uint64_t tile_first = tile * (static_cast<uint64_t>(kKmeansThreads) * ROWS);
+        double x[ROWS][PADDED];
+        uint64_t row[ROWS];
+        bool valid[ROWS];
+        int previous[ROWS];
+#pragma unroll
+        for (int s = 0; s < ROWS; ++s) {
+            row[s] = tile_first + static_cast<uint64_t>(s) * kKmeansThreads + threadIdx.x;
+            valid[s] = row[s] < args.n_obs;
+            previous[s] = valid[s] ? args.d_labels[row[s]] : -1;
+#pragma unroll
+            for (int v = 0; v < PADDED; ++v)
+                x[s][v] = (valid[s] && v < n_vars)
+                              ? __ldg(args.d_data + row[s] + args.n_obs * static_cast<uint64_t>(v))
+                              : 0.0;
+        }
+        double best[ROWS];
+        int label[ROWS];
+#pragma unroll
+        for (int s = 0; s < ROWS; ++s) {
+            best[s] = INFINITY;
+            label[s] = 0;
+        }
+        for (int j = 0; j < k; ++j) {
+            const double2 *centre = reinterpret_cast<const double2 *>(s_centroids + static_cast<size_t>(j) * PADDED);
+            double distance[ROWS];
+#pragma unroll
+            for (int s = 0; s < ROWS; ++s)
+                distance[s] = 0.0;
+#pragma unroll
+            for (int v2 = 0; v2 < PADDED / 2; ++v2) {
+                const double2 c = centre[v2];
+#pragma unroll
+                for (int s = 0; s < ROWS; ++s) {
+                    const double a = __dsub_rn(x[s][2 * v2], c.x);
+                    distance[s] = __fma_rn(a, a, distance[s]);
+                    const double b = __dsub_rn(x[s][2 * v2 + 1], c.y);
+                    distance[s] = __fma_rn(b, b, distance[s]);
+                }
+            }
+#pragma unroll
+            for (int s = 0; s < ROWS; ++s)
+                if (distance[s] < best[s]) {
+                    best[s] = distance[s];
+                    label[s] = j;
+                }
+        }
+#pragma unroll
+        for (int s = 0; s < ROWS; ++s) {
+            const bool moved = valid[s] && previous[s] != label[s];
+            if (moved)
+                args.d_labels[row[s]] = label[s];
+            queue_move(queue, parity, moved, s * kKmeansThreads + static_cast<int>(threadIdx.x), previous[s],
+                       label[s]);
+        }
+        __syncthreads();
+        if (threadIdx.x == 0)
+            queue.count[parity ^ 1] = 0;  /* the next tile's; this one's was read by then */
+        const int moves = queue.count[parity];
+        if (args.moves_shared)
+            add_moves<PADDED, true>(args, s_sums, s_sizes, queue, moves, tile_first);
+        else
+            add_moves<PADDED, false>(args, args.d_sums, s_sizes, queue, moves, tile_first);
+        __syncthreads();
+    }
+    flush_sums(args, s_sums, s_sizes);
+    if (threadIdx.x == 0 && *queue.changed != 0)
+        atomicAdd(args.d_pass + kPassChanged, static_cast<unsigned long long>(*queue.changed));
 }
 
 /* The screen compares s_j by the top 32 bits of the double (sign, exponent
@@ -593,93 +860,39 @@ __device__ __forceinline__ void track_largest(double value, int j, int &top, int
     top = max(top, key);
 }
 
-/* Assignment and partial sums with a screen on the FP64 tensor cores, for
- * n_vars <= PADDED: the same labels, distances and sums as
- * assign_registers_kernel<PADDED, ROWS>, bit for bit, in the same order.
- *
- * The screen: with m the centroids' mean, x' = x - m and c' = c_j - m (both
- * rounded), the tensor cores give a row's s_j = x' . c' - |c'|^2 / 2
- * (mma.sync m16n8k16, k8 or k4 by the padded width: 16 rows times 8
- * centroids, the offsets as the accumulator's start), where the difference
- * form takes two FP64 instructions a term. The squared distance is
- * |x'|^2 - 2 s_j, so the nearest centroid is the largest s_j. Each lane keeps
- * its rows' largest s_j and the largest of the others, compared as 32-bit
- * keys (order_key: within 2^-20 of the value), the four lanes of a row merge
- * theirs, and one decides:
- *   rounding bound: every computed s_j is within (4 n_vars + 16) u
- *   (|x'| + max_j |c'_j|)^2 / 2 of the value that, with |x'|^2, gives the
- *   difference form's rounded distance (u = 2^-53; the products' sums
- *   (n_vars + 1 terms), |c'|^2 (n_vars terms), the rounding of x - m and
- *   c - m, and the difference form's own n_vars + 2 roundings: (3 n_vars + 5) u
- *   in all, with a margin for the bound's own rounding), and a key's value
- *   within 2^-20 |s_j| <= 2^-20 (|x'| + max_j |c'_j|)^2 of it;
- *   so where the largest key's value exceeds the second's by more than both
- *   bounds twice over, the difference form has a unique nearest centroid,
- *   that one; otherwise (near ties, exact ties included) the row takes
- *   every centroid by the difference form with the lower index on a tie,
- *   as assign_registers_kernel does.
- *
- * The bounds (Hamerly's): each row keeps a lower bound on its true distance to
- * every centroid but its own (d_bounds: a float, rounded down, in units of a
- * power of two that follows the run's starting centroids: stored_bound and
- * bound_scale_of). From the screen it is sqrt(|x'|^2 - 2 s_second - e) with e
- * covering the rounding, the keys' truncation and |x'|^2's rounding
- * (screen_queued); from the difference form, the second-nearest distance less
- * its rounding. When the centroids move, every bound drops by the largest move
- * of a centroid other than the row's own (d_drift, rounded up; the triangle
- * inequality). A row whose distance to its last centroid, by the difference
- * form, is below (1 - 2^-40) times its bound squared (the difference form's
- * rounding is (n_vars + 2) u relative, far inside 2^-40 at n_vars <= 32) keeps
- * that centroid: the difference form has no nearer one and no tie. So each tile
- * (ROWS slots of 256 rows) runs in three phases:
- *   A: every lane takes its rows (all their loads at once), their
- *      distances to their last centroids and the bound's test; the rows
- *      the bound does not settle go to the block's queue (shared memory);
- *   B: the warps screen the queue, 16 rows an mma, each warp a run of
- *      them, and leave each row's centroid (or "undecided") in shared
- *      memory;
- *   C: each lane takes its rows' results (undecided rows: every centroid by
- *      the difference form), their distances to the chosen centroids by the
- *      difference form, and each slot's sums by reduce-by-key in lane order,
- *      as assign_registers_kernel does.
- * The queue's order (shared atomics) varies run to run; each row's result
- * does not depend on it. Measured on the H100 machine: bench/NOTES.md,
- * k-means v6 to v8. */
+/* The screen's constants (see assign_screen_kernel). */
 constexpr double kUnitRoundoff = 0x1p-53;
 constexpr int kChunkRows = 16;               /* rows of one screening mma */
 constexpr unsigned kUndecided = 0x8000u;     /* s_results: left to the difference form */
 /* 1 - 2^-40: the bounds' margin over the difference form's rounding. */
 constexpr double kPassFactor = 1.0 - 0x1p-40;
 
-/* The screen of the block's queued rows 16 unit ... 16 (unit + units) - 1
- * (units 1 or 2; tile rows tile_first + s_queue[i]; fewer at the queue's
- * end): each row's centroid, or kUndecided, in s_results, and, where
- * decided, its bound in d_bounds. Called by the whole warp. */
+/* The screen of a unit of the warp's queue: rows w_rows[0 .. count - 1]
+ * (count <= 16): each row's centroid, or kUndecided, in w_results, and,
+ * where decided, its bound in d_bounds. Called by the whole warp. */
 template <int PADDED>
-__device__ __forceinline__ void screen_queued(const AssignArgs &args, int unit, int units, int queued,
-                                              uint64_t tile_first,
-                                              const unsigned short *s_queue, unsigned short *s_results,
-                                              const double *s_fragments, const double *s_offsets,
-                                              const double *s_mean, double reach_c, int tiles)
+__device__ __forceinline__ void screen_queued(const AssignArgs &args, const uint64_t *w_rows, int count,
+                                              unsigned short *w_results, const double *s_fragments,
+                                              const double *s_offsets, const double *s_mean, double reach_c,
+                                              int tiles)
 {
+    constexpr int MT = 1;  /* m-tiles of 16 rows (two took more registers than the 4 blocks an SM allow) */
     constexpr int kK = PADDED < 16 ? PADDED : 16;  /* the product's depth: m16n8k4, k8 or k16 */
     constexpr int kChunks = PADDED / kK;
     constexpr int kSlots = kK / 4;
     const int lane = static_cast<int>(threadIdx.x & 31u), g = lane >> 2, q = lane & 3;
     const int n_vars = args.n_vars;
-    const int end = min(queued, kChunkRows * (unit + units));
-    const bool both = kChunkRows * (unit + 1) < end;  /* the second 16 rows hold any */
-    /* As mma operands: m-tile t's rows 16 unit + 16 t + g and + 8 (A's
-     * halves h); the rows' trackers tau = 2 t + h. */
-    double a[2][kChunks][2 * kSlots];
-    double spread[4];  /* the lane's part of |x'|^2 of its rows */
-    int position[4];
+    /* As mma operands: rows g and g + 8 (A's halves h); the rows'
+     * trackers tau = h. */
+    double a[MT][kChunks][2 * kSlots];
+    double spread[2 * MT];  /* the lane's part of |x'|^2 of its rows */
+    int position[2 * MT];
 #pragma unroll
-    for (int tau = 0; tau < 4; ++tau) {
+    for (int tau = 0; tau < 2 * MT; ++tau) {
         const int t = tau >> 1, h = tau & 1;
-        const int i = kChunkRows * unit + 8 * tau + g;
-        position[tau] = i < end ? s_queue[i] : -1;
-        const uint64_t r = tile_first + static_cast<uint64_t>(position[tau] >= 0 ? position[tau] : 0);
+        const int i = 8 * tau + g;
+        position[tau] = i < count ? i : -1;
+        const uint64_t r = position[tau] >= 0 ? w_rows[i] : 0;
         double raw[PADDED / 4];  /* variables q + 4 i */
         load_columns<PADDED / 4>(raw, args, r, position[tau] >= 0, q, 4);
         spread[tau] = 0.0;
@@ -694,9 +907,9 @@ __device__ __forceinline__ void screen_queued(const AssignArgs &args, int unit, 
                 spread[tau] = __fma_rn(centred, centred, spread[tau]);
             }
     }
-    int top[4], second[4], top_j[4];
+    int top[2 * MT], second[2 * MT], top_j[2 * MT];
 #pragma unroll
-    for (int tau = 0; tau < 4; ++tau) {
+    for (int tau = 0; tau < 2 * MT; ++tau) {
         top[tau] = INT_MIN;
         second[tau] = INT_MIN;
         top_j[tau] = 0;
@@ -711,9 +924,7 @@ __device__ __forceinline__ void screen_queued(const AssignArgs &args, int unit, 
         const int j0 = tile_j * 8 + 2 * q;
         const double2 offset = *reinterpret_cast<const double2 *>(s_offsets + j0);
 #pragma unroll
-        for (int t = 0; t < 2; ++t) {
-            if (t == 1 && !both)
-                break;
+        for (int t = 0; t < MT; ++t) {
             double d[4] = {offset.x, offset.y, offset.x, offset.y};
 #pragma unroll
             for (int c = 0; c < kChunks; ++c)
@@ -727,7 +938,7 @@ __device__ __forceinline__ void screen_queued(const AssignArgs &args, int unit, 
     /* The four lanes of a row merge (the lower index on a tie, which the
      * margin then sends to the difference form). */
 #pragma unroll
-    for (int tau = 0; tau < 4; ++tau)
+    for (int tau = 0; tau < 2 * MT; ++tau)
 #pragma unroll
         for (int offset = 1; offset <= 2; offset <<= 1) {
             const int other_top = __shfl_xor_sync(0xffffffffu, top[tau], offset);
@@ -750,10 +961,10 @@ __device__ __forceinline__ void screen_queued(const AssignArgs &args, int unit, 
      * roundings of its evaluation (2^-40 R^2 covers them). */
     const double bound_scale = (4.0 * n_vars + 16.0) * kUnitRoundoff + 0x1p-19;
     const double lower_scale = 0x1p-18 + (6.0 * n_vars + 24.0) * kUnitRoundoff + 0x1p-40;
-    int mine = 0, my_top = 0, my_second = 0, my_j = 0;
+    int mine = -1, my_top = 0, my_second = 0, my_j = 0;
     double my_spread = 0.0;
 #pragma unroll
-    for (int tau = 0; tau < 4; ++tau)
+    for (int tau = 0; tau < 2 * MT; ++tau)
         if (q == tau) {
             mine = position[tau];
             my_top = top[tau];
@@ -766,17 +977,117 @@ __device__ __forceinline__ void screen_queued(const AssignArgs &args, int unit, 
         const double reach2 = reach * reach;
         const double second_value = key_value(my_second);
         const bool decided = key_value(my_top) - second_value > bound_scale * reach2;
-        s_results[mine] = decided ? static_cast<unsigned short>(my_j) : kUndecided;
+        w_results[mine] = decided ? static_cast<unsigned short>(my_j) : kUndecided;
         if (decided && args.d_bounds != nullptr) {
             const double lower2 = my_spread - 2.0 * second_value - lower_scale * reach2;
-            args.d_bounds[tile_first + static_cast<uint64_t>(mine)] =
+            args.d_bounds[w_rows[mine]] =
                 lower2 > 0.0 ? stored_bound(__dsqrt_rd(fmin(lower2, DBL_MAX)), args) : 0.0f;
         }
     }
 }
 
-template <int PADDED, int ROWS>
-__global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
+/* The warp's queue (shared memory): rows the bounds did not settle, their
+ * last labels, the screen's results for a unit, and the unit's moves. */
+constexpr int kWarpQueue = 48;  /* 15 left from a unit and 32 new rows fit */
+struct WarpQueue {
+    uint64_t *rows;          /* kWarpQueue */
+    int *previous;           /* kWarpQueue */
+    uint64_t *move_rows;     /* kChunkRows */
+    int *move_from;          /* kChunkRows */
+    int *move_to;            /* kChunkRows */
+    unsigned short *results; /* kChunkRows */
+};
+constexpr size_t kWarpQueueDoubles =
+    kWarpQueue + (kWarpQueue * sizeof(int) + 7) / 8 + kChunkRows + kChunkRows + (kChunkRows * sizeof(unsigned short) + 7) / 8;
+
+static_assert(kKmeansWarps * kWarpQueueDoubles <= kScreenQueueDoubles, "the warps' queues fit");
+
+__device__ __forceinline__ WarpQueue warp_queue(double *at)
+{
+    WarpQueue queue;
+    queue.rows = reinterpret_cast<uint64_t *>(at);
+    queue.move_rows = queue.rows + kWarpQueue;
+    queue.previous = reinterpret_cast<int *>(queue.move_rows + kChunkRows);
+    queue.move_from = queue.previous + kWarpQueue;
+    queue.move_to = queue.move_from + kChunkRows;
+    queue.results = reinterpret_cast<unsigned short *>(queue.move_to + kChunkRows);
+    return queue;
+}
+
+/* The unit's moves into the sums: lane (r, v) takes variable v < n_vars of
+ * its r-th move (32 / PADDED moves a step), converts it, takes it from the
+ * cluster left and adds it to the cluster joined; sums in shared (SHARED)
+ * or global memory. Called by the whole warp. */
+template <int PADDED, bool SHARED>
+__device__ __forceinline__ void add_warp_moves(const AssignArgs &args, unsigned long long *sums, int *s_sizes,
+                                               const WarpQueue &queue, int moves)
+{
+    constexpr int kMovesAStep = 32 / PADDED;
+    const int lane = static_cast<int>(threadIdx.x & 31u);
+    const int v = lane % PADDED, n_vars = args.n_vars;
+    if (v >= n_vars)
+        return;
+    const int shift = args.d_shift[v];
+    const double *column = args.d_data + args.n_obs * static_cast<uint64_t>(v);
+    for (int i = lane / PADDED; i < moves; i += kMovesAStep)
+        move_value(sums, s_sizes, n_vars, v, shift, __ldg(column + queue.move_rows[i]), queue.move_from[i],
+                   queue.move_to[i]);
+}
+
+/* The assignment pass with a screen on the FP64 tensor cores, for n_vars <=
+ * PADDED: the labels of move_registers_kernel, bit for bit.
+ *
+ * The screen: with m the centroids' mean, x' = x - m and c' = c_j - m (both
+ * rounded), the tensor cores give a row's s_j = x' . c' - |c'|^2 / 2
+ * (mma.sync m16n8k16, k8 or k4 by the padded width: 16 rows times 8
+ * centroids, the offsets as the accumulator's start), where the difference
+ * form takes two FP64 instructions a term. The squared distance is
+ * |x'|^2 - 2 s_j, so the nearest centroid is the largest s_j. Each lane keeps
+ * its rows' largest s_j and the largest of the others, compared as 32-bit
+ * keys (order_key: within 2^-20 of the value), the four lanes of a row merge
+ * theirs, and one decides:
+ *   rounding bound: every computed s_j is within (4 n_vars + 16) u
+ *   (|x'| + max_j |c'_j|)^2 / 2 of the value that, with |x'|^2, gives the
+ *   difference form's rounded distance (u = 2^-53; the products' sums
+ *   (n_vars + 1 terms), |c'|^2 (n_vars terms), the rounding of x - m and
+ *   c - m, and the difference form's own n_vars + 2 roundings: (3 n_vars + 5) u
+ *   in all, with a margin for the bound's own rounding), and a key's value
+ *   within 2^-20 |s_j| <= 2^-20 (|x'| + max_j |c'_j|)^2 of it;
+ *   so where the largest key's value exceeds the second's by more than both
+ *   bounds twice over, the difference form has a unique nearest centroid,
+ *   that one; otherwise (near ties, exact ties included) the row takes
+ *   every centroid by the difference form with the lower index on a tie,
+ *   as move_registers_kernel does.
+ *
+ * The bounds (Hamerly's): each row keeps a lower bound on its true distance to
+ * every centroid but its own (d_bounds: a float, rounded down, in units of a
+ * power of two that follows the run's starting centroids: stored_bound and
+ * bound_scale_of). From the screen it is sqrt(|x'|^2 - 2 s_second - e) with e
+ * covering the rounding, the keys' truncation and |x'|^2's rounding
+ * (screen_queued); from the difference form, the second-nearest distance less
+ * its rounding. When the centroids move, every bound drops by the largest move
+ * of a centroid other than the row's own (d_drift, rounded up; the triangle
+ * inequality). A row whose distance to its last centroid, by the difference
+ * form, is below (1 - 2^-40) times its bound squared (the difference form's
+ * rounding is (n_vars + 2) u relative, far inside 2^-40 at n_vars <= 32) keeps
+ * that centroid: the difference form has no nearer one and no tie.
+ *
+ * Each warp works alone (no block barriers in the loop), on chunks of 32
+ * rows (chunk c: rows 32 c ...; the warps of the grid take every
+ * (grid x 8)-th chunk):
+ *   A: each lane takes its row (all its loads at once: label, bound,
+ *      coordinates), its distance to its last centroid and the bound's
+ *      test; the rows the bound does not settle join the warp's queue;
+ *   B: whenever 16 rows are queued (and for the rest at the end), the warp
+ *      screens them (one mma a tile of 8 centroids);
+ *   C: each of those rows takes its centroid (undecided rows: every
+ *      centroid by the difference form), and the rows that moved go into
+ *      the exact sums (add_warp_moves).
+ * Results depend on no order: each row's label and bound are its own, and
+ * the sums are exact. Measured on the H100 machine: bench/NOTES.md, k-means
+ * v6 to v10. */
+template <int PADDED, int MINB>
+__global__ void __launch_bounds__(kKmeansThreads, MINB)
     assign_screen_kernel(const __grid_constant__ AssignArgs args)
 {
     constexpr int kK = PADDED < 16 ? PADDED : 16;
@@ -784,10 +1095,10 @@ __global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
     constexpr int kSlots = kK / 4;
     extern __shared__ double2 s_shared2[];
     double *s_shared = reinterpret_cast<double *>(s_shared2);
-    const SharedLayout layout = shared_layout(PADDED, args.n_vars, args.k, 1, args.copies, args.acc_stride, true);
+    const MoveLayout layout = move_layout(PADDED, args.n_vars, args.k, true, args.moves_shared != 0);
     double *s_centroids = s_shared + layout.centroids;
-    double *s_acc = s_shared + layout.acc;
-    double *s_warp_totals = s_shared + layout.warp_totals;
+    unsigned long long *s_sums = reinterpret_cast<unsigned long long *>(s_shared + layout.sums);
+    int *s_sizes = reinterpret_cast<int *>(s_shared + layout.sizes);
     const int k = args.k;
     const int tiles = (k + 7) / 8;
     double *s_mean = s_shared + layout.screen;               /* PADDED */
@@ -795,14 +1106,17 @@ __global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
     double *s_offsets = s_fragments + tiles * 8 * PADDED;    /* -|c'_j|^2 / 2; -inf past k */
     double *s_reach = s_offsets + tiles * 8;                 /* max_j |c'_j| */
     double *s_drift = s_reach + 1;                           /* the largest move, the others' largest, its centroid */
-    unsigned short *s_queue = reinterpret_cast<unsigned short *>(s_reach + 4);  /* kScreenTileRows */
-    unsigned short *s_results = s_queue + kScreenTileRows;                      /* kScreenTileRows */
-    int *s_queued = reinterpret_cast<int *>(s_results + kScreenTileRows);       /* 2: by the tile's parity */
-    static_assert(kKmeansThreads * ROWS <= kScreenTileRows, "the queue holds a tile");
-    double *d_slot = args.d_partials + static_cast<size_t>(blockIdx.x) * args.partial_stride;
+    const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
+    const WarpQueue queue = warp_queue(s_reach + 4 + static_cast<size_t>(warp) * kWarpQueueDoubles);
 
     constexpr int kStride = PADDED + kScreenPad;  /* centroid j at j kStride */
-    load_padded_centroids<PADDED, kStride>(s_centroids, s_acc, d_slot, args);
+    load_padded_centroids<PADDED, kStride>(s_centroids, args);
+    if (args.moves_shared)
+        for (size_t e = threadIdx.x; e < 2 * static_cast<size_t>(k) * args.n_vars; e += blockDim.x)
+            s_sums[e] = 0ull;
+    for (int j = threadIdx.x; j < k; j += blockDim.x)
+        s_sizes[j] = 0;
+    __syncthreads();
     if (threadIdx.x < PADDED) {
         double sum = 0.0;
         for (int j = 0; j < k; ++j)
@@ -811,9 +1125,9 @@ __global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
     }
     __syncthreads();
     for (int e = threadIdx.x; e < tiles * 8 * PADDED; e += blockDim.x) {
-        const int lane = e & 31, slot = (e >> 5) % kSlots, chunk = (e >> 5) / kSlots % kChunks;
+        const int lane_e = e & 31, slot = (e >> 5) % kSlots, chunk = (e >> 5) / kSlots % kChunks;
         const int tile = (e >> 5) / (kSlots * kChunks);
-        const int j = tile * 8 + (lane >> 2), v = chunk * kK + (lane & 3) + 4 * slot;
+        const int j = tile * 8 + (lane_e >> 2), v = chunk * kK + (lane_e & 3) + 4 * slot;
         s_fragments[e] = j < k ? __dsub_rn(s_centroids[static_cast<size_t>(j) * kStride + v], s_mean[v]) : 0.0;
     }
     for (int j = threadIdx.x; j < tiles * 8; j += blockDim.x) {
@@ -846,203 +1160,244 @@ __global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
         s_drift[0] = first;
         s_drift[1] = other;
         s_drift[2] = first_at;
-        s_queued[0] = 0;
-        s_queued[1] = 0;
     }
     __syncthreads();
 
-    const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
     const double reach_c = s_reach[0];
     const double drift_first = s_drift[0], drift_other = s_drift[1];
     const int drift_at = static_cast<int>(s_drift[2]);
     const bool bounds = args.bounds_valid != 0;
     const unsigned lanes_below = (1u << lane) - 1u;
-    double inertia = 0.0, screened = 0.0;  /* screened: thread 0's count of the block's queued rows */
-    unsigned changed = 0;
-    int parity = 0;
-    for (uint64_t tile = blockIdx.x; tile < args.tile_count; tile += gridDim.x, parity ^= 1) {
-        const uint64_t tile_first = tile * (static_cast<uint64_t>(kKmeansThreads) * ROWS);
-        int previous[ROWS], label[ROWS];
-        double best[ROWS];
-        bool queue[ROWS], have_previous[ROWS];
-#pragma unroll
-        for (int s = 0; s < ROWS; ++s) {
-            previous[s] = -1;
-            label[s] = 0;
-            best[s] = 0.0;
-            queue[s] = false;
-            have_previous[s] = false;
-        }
-        if (!args.use_labels) {
-            /* A: the bounds' test, each lane's rows (tile position
-             * s 256 + thread), and the queue of the others. Every row's
-             * loads are issued before any is used: the label, the bound
-             * and the coordinates of all ROWS rows in one round trip to
-             * memory, where a row at a time, with the coordinates behind
-             * the label's test, took 2 ROWS (bench/NOTES.md, k-means v9). */
-            double x[ROWS][PADDED];
-            float bound_in[ROWS];
-#pragma unroll
-            for (int s = 0; s < ROWS; ++s) {
-                const uint64_t row = tile_first + static_cast<uint64_t>(s * kKmeansThreads + threadIdx.x);
-                const bool valid = row < args.n_obs;
-                previous[s] = valid ? args.d_labels[row] : -1;
-                bound_in[s] = bounds && valid ? args.d_bounds[row] : 0.0f;
-                load_columns<PADDED>(x[s], args, row, bounds && valid, 0, 1);
-            }
-#pragma unroll
-            for (int s = 0; s < ROWS; ++s) {
-                const uint64_t row = tile_first + static_cast<uint64_t>(s * kKmeansThreads + threadIdx.x);
-                queue[s] = row < args.n_obs;
-                if (bounds && queue[s] && previous[s] >= 0 && previous[s] < k) {
-                    best[s] = exact_distance<PADDED>(x[s], s_centroids + static_cast<size_t>(previous[s]) * kStride);
-                    have_previous[s] = true;
-                    const double lower =
-                        __dsub_rd(__dmul_rd(static_cast<double>(bound_in[s]), args.bound_unscale),
-                                  previous[s] == drift_at ? drift_other : drift_first);
-                    if (lower > 0.0 && best[s] < lower * lower * kPassFactor) {
-                        queue[s] = false;
-                        label[s] = previous[s];
-                        args.d_bounds[row] = stored_bound(lower, args);
+    unsigned long long changed = 0, screened = 0;  /* the warp's (the same in every lane) */
+    int queued = 0;                                /* the same in every lane */
+
+    /* B and C for the first `count` queued rows, then the rest of the
+     * queue moved to its front. */
+    auto screen_unit = [&](int count) {
+        screen_queued<PADDED>(args, queue.rows, count, queue.results, s_fragments, s_offsets, s_mean, reach_c,
+                              tiles);
+        __syncwarp();
+        bool moved = false;
+        int label = -1, previous = -1;
+        uint64_t row = 0;
+        if (lane < count) {
+            row = queue.rows[lane];
+            previous = queue.previous[lane];
+            const unsigned result = queue.results[lane];
+            if (result & kUndecided) {
+                double x[PADDED];
+                load_columns<PADDED>(x, args, row, true, 0, 1);
+                double best = INFINITY, runner_up = INFINITY;
+                for (int j = 0; j < k; ++j) {
+                    const double distance =
+                        exact_distance<PADDED>(x, s_centroids + static_cast<size_t>(j) * kStride);
+                    if (distance < best) {
+                        runner_up = best;
+                        best = distance;
+                        label = j;
+                    } else if (distance < runner_up) {
+                        runner_up = distance;
                     }
                 }
-            }
-#pragma unroll
-            for (int s = 0; s < ROWS; ++s) {
-                const int position = s * kKmeansThreads + static_cast<int>(threadIdx.x);
-                const unsigned queued_lanes = __ballot_sync(0xffffffffu, queue[s]);
-                int at = 0;
-                if (lane == 0 && queued_lanes != 0u)
-                    at = atomicAdd(&s_queued[parity], __popc(queued_lanes));
-                at = __shfl_sync(0xffffffffu, at, 0);
-                if (queue[s])
-                    s_queue[at + __popc(queued_lanes & lanes_below)] = static_cast<unsigned short>(position);
-            }
-            __syncthreads();
-            /* B: the screen of the queue in units of 16 rows, each warp a
-             * run of them (as even as units allow), two at a time. */
-            if (threadIdx.x == 0)
-                s_queued[parity ^ 1] = 0;  /* the next tile's; this one's was read by then */
-            const int queued = s_queued[parity];
-            screened += queued;
-            const int units = (queued + kChunkRows - 1) / kChunkRows;
-            const int unit_end = (warp + 1) * units / kKmeansWarps;
-            for (int unit = warp * units / kKmeansWarps; unit < unit_end; unit += 2)
-                screen_queued<PADDED>(args, unit, min(2, unit_end - unit), queued, tile_first, s_queue, s_results,
-                                      s_fragments, s_offsets, s_mean, reach_c, tiles);
-            __syncthreads();
-        }
-        /* C: the rows' centroids and distances by the difference form, and
-         * each slot's sums by reduce-by-key. */
-#pragma unroll
-        for (int s = 0; s < ROWS; ++s) {
-            const int position = s * kKmeansThreads + static_cast<int>(threadIdx.x);
-            const uint64_t row = tile_first + static_cast<uint64_t>(position);
-            const bool valid = row < args.n_obs;
-            double x[PADDED];
-            load_columns<PADDED>(x, args, row, valid, 0, 1);
-            if (args.use_labels) {
-                label[s] = valid ? args.d_labels[row] : 0;
+                /* A runner-up past DBL_MAX (or none) bounds the others at DBL_MAX. */
+                if (args.d_bounds != nullptr)
+                    args.d_bounds[row] = stored_bound(__dsqrt_rd(fmin(runner_up, DBL_MAX) * kPassFactor), args);
             } else {
-                if (queue[s]) {
-                    const unsigned result = s_results[position];
-                    if (result & kUndecided) {
-                        best[s] = INFINITY;
-                        double runner_up = INFINITY;
-                        for (int j = 0; j < k; ++j) {
-                            const double distance =
-                                exact_distance<PADDED>(x, s_centroids + static_cast<size_t>(j) * kStride);
-                            if (distance < best[s]) {
-                                runner_up = best[s];
-                                best[s] = distance;
-                                label[s] = j;
-                            } else if (distance < runner_up) {
-                                runner_up = distance;
-                            }
-                        }
-                        /* A runner-up past DBL_MAX (or none) bounds the others at DBL_MAX. */
-                        if (args.d_bounds != nullptr)
-                            args.d_bounds[row] = stored_bound(__dsqrt_rd(fmin(runner_up, DBL_MAX) * kPassFactor), args);
-                    } else {
-                        label[s] = static_cast<int>(result);
-                        if (!have_previous[s] || label[s] != previous[s])
-                            best[s] = exact_distance<PADDED>(x, s_centroids + static_cast<size_t>(label[s]) * kStride);
-                    }
-                }
-                if (valid && previous[s] != label[s]) {
-                    args.d_labels[row] = label[s];
-                    ++changed;
-                }
+                label = static_cast<int>(result);
             }
-            if (valid)
-                inertia += best[s];
-            accumulate_groups<PADDED>(s_acc, d_slot, args, x, best[s], label[s], valid);
+            moved = label != previous;
+            if (moved)
+                args.d_labels[row] = label;
         }
+        const unsigned movers = __ballot_sync(0xffffffffu, moved);
+        if (moved) {
+            const int at = __popc(movers & lanes_below);
+            queue.move_rows[at] = row;
+            queue.move_from[at] = previous;
+            queue.move_to[at] = label;
+        }
+        /* The rest of the queue, read before the front is written. */
+        const int rest = queued - count;
+        uint64_t rest_row = 0;
+        int rest_previous = 0;
+        if (lane < rest) {
+            rest_row = queue.rows[count + lane];
+            rest_previous = queue.previous[count + lane];
+        }
+        __syncwarp();
+        const int moves = __popc(movers);
+        if (args.moves_shared)
+            add_warp_moves<PADDED, true>(args, s_sums, s_sizes, queue, moves);
+        else
+            add_warp_moves<PADDED, false>(args, args.d_sums, s_sizes, queue, moves);
+        if (lane < rest) {
+            queue.rows[lane] = rest_row;
+            queue.previous[lane] = rest_previous;
+        }
+        changed += static_cast<unsigned long long>(moves);
+        screened += static_cast<unsigned long long>(count);
+        queued = rest;
+        __syncwarp();
+    };
+
+    const uint64_t chunks = (args.n_obs + 31) / 32;
+    const uint64_t warps = static_cast<uint64_t>(gridDim.x) * kKmeansWarps;
+    for (uint64_t chunk = static_cast<uint64_t>(blockIdx.x) * kKmeansWarps + warp; chunk < chunks; chunk += warps) {
+        /* A: the lane's row: its loads at once, the bound's test, the queue. */
+        const uint64_t row = chunk * 32 + static_cast<uint64_t>(lane);
+        const bool valid = row < args.n_obs;
+        const int previous = valid ? args.d_labels[row] : -1;
+        const float bound_in = bounds && valid ? args.d_bounds[row] : 0.0f;
+        double x[PADDED];
+        load_columns<PADDED>(x, args, row, bounds && valid, 0, 1);
+        bool queue_row = valid;
+        if (bounds && valid && previous >= 0 && previous < k) {
+            const double distance = exact_distance<PADDED>(x, s_centroids + static_cast<size_t>(previous) * kStride);
+            const double lower = __dsub_rd(__dmul_rd(static_cast<double>(bound_in), args.bound_unscale),
+                                           previous == drift_at ? drift_other : drift_first);
+            if (lower > 0.0 && distance < lower * lower * kPassFactor) {
+                queue_row = false;
+                args.d_bounds[row] = stored_bound(lower, args);
+            }
+        }
+        const unsigned joining = __ballot_sync(0xffffffffu, queue_row);
+        if (queue_row) {
+            const int at = queued + __popc(joining & lanes_below);
+            queue.rows[at] = row;
+            queue.previous[at] = previous;
+        }
+        queued += __popc(joining);
+        __syncwarp();
+        while (queued >= kChunkRows)
+            screen_unit(kChunkRows);
     }
-    for (int offset = 16; offset > 0; offset >>= 1)
-        inertia += __shfl_xor_sync(0xffffffffu, inertia, offset);
+    if (queued > 0)
+        screen_unit(queued);
+    if (lane == 0) {
+        if (changed != 0ull)
+            atomicAdd(args.d_pass + kPassChanged, changed);
+        if (screened != 0ull)
+            atomicAdd(args.d_pass + kPassScreened, screened);
+    }
     __syncthreads();
-    write_partials(s_acc, s_warp_totals, d_slot, inertia, changed, args, screened);
+    flush_sums(args, s_sums, s_sizes);
 }
 
-/* Assignment and partial sums for any n_vars: one row per thread, its
- * coordinates read from global memory (cached), the centroids from shared
- * memory when they fit, else from global memory. */
+/* Any n_vars: one row per thread, its coordinates read from global memory
+ * (cached), the centroids from shared memory when they fit, else from global
+ * memory. The assignment pass (args.moves) takes each row's nearest centroid
+ * (the lower index on a tie) and adds the rows that moved straight into the
+ * global exact sums; the summing pass adds every row by its label into the
+ * block's partials, with its squared distance. */
 __global__ void __launch_bounds__(kKmeansThreads) assign_generic_kernel(const __grid_constant__ AssignArgs args)
 {
     extern __shared__ double2 s_shared2[];
     double *s_shared = reinterpret_cast<double *>(s_shared2);
-    const SharedLayout layout = shared_layout(0, args.n_vars, args.k, args.centroids_shared, args.copies,
-                                              args.acc_stride);
+    const SharedLayout layout = shared_layout(0, args.n_vars, args.k, args.centroids_shared,
+                                              args.moves ? 0 : args.copies, args.acc_stride);
     double *s_centroids = s_shared + layout.centroids;
     double *s_acc = s_shared + layout.acc;
     double *s_warp_totals = s_shared + layout.warp_totals;
     const int n_vars = args.n_vars, k = args.k;
-    double *d_slot = args.d_partials + static_cast<size_t>(blockIdx.x) * args.partial_stride;
+    double *d_slot = args.moves ? nullptr : args.d_partials + static_cast<size_t>(blockIdx.x) * args.partial_stride;
 
     if (args.centroids_shared)  /* row-major: cluster j at j * n_vars */
         for (size_t e = threadIdx.x; e < static_cast<size_t>(k) * n_vars; e += blockDim.x) {
             const size_t j = e / n_vars, v = e % n_vars;
             s_centroids[e] = args.d_centroids[j + static_cast<size_t>(k) * v];
         }
-    clear_accumulators(s_acc, d_slot, args);
+    if (!args.moves)
+        clear_accumulators(s_acc, d_slot, args);
     __syncthreads();
 
+    /* Row `row`'s squared distance to centroid j by the difference form. */
+    auto distance_to = [&](uint64_t row, int j) {
+        double distance = 0.0;
+        for (int v = 0; v < n_vars; ++v) {
+            const double centre = args.centroids_shared ? s_centroids[static_cast<size_t>(j) * n_vars + v]
+                                                        : __ldg(args.d_centroids + j + static_cast<size_t>(k) * v);
+            const double a = __dsub_rn(__ldg(args.d_data + row + args.n_obs * static_cast<uint64_t>(v)), centre);
+            distance = __fma_rn(a, a, distance);
+        }
+        return distance;
+    };
     double inertia = 0.0;
     unsigned changed = 0;
     const GlobalRows rows{args.d_data, args.n_obs};
     for (uint64_t tile = blockIdx.x; tile < args.tile_count; tile += gridDim.x) {
         const uint64_t row = tile * kKmeansThreads + threadIdx.x;
         const bool valid = row < args.n_obs;
-        double best = 0.0;
+        if (!args.moves) {
+            const int label = valid ? args.d_labels[row] : 0;
+            const double distance = valid ? distance_to(row, label) : 0.0;
+            accumulate_block(s_acc, d_slot, args.copies, n_vars, k, rows, row, label, distance, valid, inertia);
+            continue;
+        }
+        if (!valid)
+            continue;
+        double best = INFINITY;
         int label = 0;
-        if (valid && args.use_labels) {
-            label = args.d_labels[row];
-        } else if (valid) {
-            best = INFINITY;
-            for (int j = 0; j < k; ++j) {
-                double distance = 0.0;
-                for (int v = 0; v < n_vars; ++v) {
-                    const double centre = args.centroids_shared
-                                              ? s_centroids[static_cast<size_t>(j) * n_vars + v]
-                                              : __ldg(args.d_centroids + j + static_cast<size_t>(k) * v);
-                    const double a = __dsub_rn(__ldg(args.d_data + row + args.n_obs * static_cast<uint64_t>(v)), centre);
-                    distance = __fma_rn(a, a, distance);
-                }
-                if (distance < best) {
-                    best = distance;
-                    label = j;
-                }
-            }
-            if (args.d_labels[row] != label) {
-                args.d_labels[row] = label;
-                ++changed;
+        for (int j = 0; j < k; ++j) {
+            const double distance = distance_to(row, j);
+            if (distance < best) {
+                best = distance;
+                label = j;
             }
         }
-        accumulate_block(s_acc, d_slot, args.copies, n_vars, k, rows, row, label, best, valid, inertia);
+        const int previous = args.d_labels[row];
+        if (previous != label) {
+            args.d_labels[row] = label;
+            ++changed;
+            for (int v = 0; v < n_vars; ++v) {
+                unsigned long long low, high;
+                to_fixed(__ldg(args.d_data + row + args.n_obs * static_cast<uint64_t>(v)), args.d_shift[v], low,
+                         high);
+                add_fixed(args.d_sums + 2 * (static_cast<size_t>(label) * n_vars + v), low, high);
+                if (previous >= 0) {
+                    negate_fixed(low, high);
+                    add_fixed(args.d_sums + 2 * (static_cast<size_t>(previous) * n_vars + v), low, high);
+                }
+            }
+            atomicAdd(args.d_sizes + label, 1ull);
+            if (previous >= 0)
+                atomicAdd(args.d_sizes + previous, ~0ull);  /* -1 */
+        }
+    }
+    if (args.moves) {
+        for (int offset = 16; offset > 0; offset >>= 1)
+            changed += __shfl_down_sync(0xffffffffu, changed, offset);
+        if ((threadIdx.x & 31u) == 0 && changed != 0)
+            atomicAdd(args.d_pass + kPassChanged, static_cast<unsigned long long>(changed));
+        return;
     }
     __syncthreads();
-    write_partials(s_acc, s_warp_totals, d_slot, inertia, changed, args);
+    write_partials(s_acc, s_warp_totals, d_slot, inertia, 0u, args);
+}
+
+/* Each centroid's move (d_drift, for the bounds), rounded up: scaled by its
+ * largest difference (no underflow), and 2^-40 over the few roundings
+ * ((n_vars + 6) u at most). Called by one block. */
+__device__ __forceinline__ void write_drift(const double *d_centroids, const double *d_next, int n_vars, int k,
+                                            double *d_drift)
+{
+    for (size_t j = threadIdx.x; j < static_cast<size_t>(k); j += blockDim.x) {
+        double largest = 0.0;
+        for (int v = 0; v < n_vars; ++v) {
+            const size_t at = j + static_cast<size_t>(k) * v;
+            largest = fmax(largest, fabs(d_next[at] - d_centroids[at]));
+        }
+        double move = 0.0;
+        if (largest > 0.0) {
+            double sum = 0.0;
+            for (int v = 0; v < n_vars; ++v) {
+                const size_t at = j + static_cast<size_t>(k) * v;
+                const double scaled = (d_next[at] - d_centroids[at]) / largest;
+                sum = __fma_rn(scaled, scaled, sum);
+            }
+            move = __dmul_ru(__dmul_ru(largest, __dsqrt_ru(sum)), 1.0 + 0x1p-40);
+        }
+        d_drift[j] = move;
+    }
 }
 
 /* The blocks' partials added and the new centroids and totals, in one
@@ -1057,6 +1412,22 @@ __global__ void __launch_bounds__(kKmeansThreads) assign_generic_kernel(const __
  * counter. */
 constexpr int kReduceThreads = 512;
 constexpr int kReduceWarps = kReduceThreads / 32;
+
+/* The block's threads' squared moves into s_shift[0] (each thread's, then a
+ * fixed tree) and their empty clusters into *s_empty (an integer: any order
+ * gives the same count). Called by the whole block of kReduceThreads. */
+__device__ __forceinline__ void add_block_totals(double *s_shift, double shift, unsigned *s_empty, unsigned empty)
+{
+    s_shift[threadIdx.x] = shift;
+    if (empty > 0)
+        atomicAdd(s_empty, empty);
+    __syncthreads();
+    for (int half = kReduceThreads / 2; half > 0; half >>= 1) {
+        if (static_cast<int>(threadIdx.x) < half)
+            s_shift[threadIdx.x] += s_shift[threadIdx.x + half];
+        __syncthreads();
+    }
+}
 
 __global__ void __launch_bounds__(kReduceThreads)
     reduce_kernel(const double *__restrict__ d_partials, size_t partial_stride, int blocks, int n_vars, int k,
@@ -1121,28 +1492,8 @@ __global__ void __launch_bounds__(kReduceThreads)
         shift = __fma_rn(difference, difference, shift);
     }
     if (d_drift != nullptr) {
-        /* Each centroid's move, rounded up: scaled by its largest
-         * difference (no underflow), and 2^-40 over the few roundings
-         * ((n_vars + 6) u at most). */
         __syncthreads();  /* d_next, written by this block */
-        for (size_t j = threadIdx.x; j < static_cast<size_t>(k); j += blockDim.x) {
-            double largest = 0.0;
-            for (int v = 0; v < n_vars; ++v) {
-                const size_t at = j + static_cast<size_t>(k) * v;
-                largest = fmax(largest, fabs(d_next[at] - d_centroids[at]));
-            }
-            double move = 0.0;
-            if (largest > 0.0) {
-                double sum = 0.0;
-                for (int v = 0; v < n_vars; ++v) {
-                    const size_t at = j + static_cast<size_t>(k) * v;
-                    const double scaled = (d_next[at] - d_centroids[at]) / largest;
-                    sum = __fma_rn(scaled, scaled, sum);
-                }
-                move = __dmul_ru(__dmul_ru(largest, __dsqrt_ru(sum)), 1.0 + 0x1p-40);
-            }
-            d_drift[j] = move;
-        }
+        write_drift(d_centroids, d_next, n_vars, k, d_drift);
     }
     unsigned empty = 0;
     for (size_t j = threadIdx.x; j < static_cast<size_t>(k); j += blockDim.x) {
@@ -1151,15 +1502,7 @@ __global__ void __launch_bounds__(kReduceThreads)
         d_wss[j] = __ldcg(d_reduced + kd + j);
         empty += count == 0.0 ? 1u : 0u;
     }
-    s_shift[threadIdx.x] = shift;
-    if (empty > 0)
-        atomicAdd(&s_empty, empty);  /* an integer: any order gives the same count */
-    __syncthreads();
-    for (int half = kReduceThreads / 2; half > 0; half >>= 1) {
-        if (static_cast<int>(threadIdx.x) < half)
-            s_shift[threadIdx.x] += s_shift[threadIdx.x + half];
-        __syncthreads();
-    }
+    add_block_totals(s_shift, shift, &s_empty, empty);
     if (threadIdx.x == 0) {
         d_totals[kTotalChanged] = __ldcg(d_reduced + kd + 2 * k + 1);
         d_totals[kTotalShift] = s_shift[0];
@@ -1167,6 +1510,94 @@ __global__ void __launch_bounds__(kReduceThreads)
         d_totals[kTotalEmpty] = static_cast<double>(s_empty);
         d_totals[kTotalScreened] = __ldcg(d_reduced + kd + 2 * k + 2);
         *d_counter = 0u;
+    }
+}
+
+/* The new centroids from the exact sums, in one block of kReduceThreads
+ * threads: each centroid's sum rounded once to a double, divided by the
+ * cluster's size and scaled back (a cluster with no rows keeps its
+ * centroid); the squared moves' sum (each thread's entries in order, then a
+ * fixed tree), the moves for the bounds, the sizes and the totals the host
+ * reads; and the pass's counters cleared for the next. */
+__global__ void __launch_bounds__(kReduceThreads)
+    centroids_kernel(const unsigned long long *__restrict__ d_sums, const unsigned long long *__restrict__ d_sizes,
+                     unsigned long long *d_pass, const int *__restrict__ d_shift, int n_vars, int k,
+                     const double *__restrict__ d_centroids, double *__restrict__ d_next,
+                     double *__restrict__ d_counts, double *__restrict__ d_totals, double *__restrict__ d_drift)
+{
+    __shared__ double s_shift[kReduceThreads];
+    __shared__ unsigned s_empty;
+    if (threadIdx.x == 0)
+        s_empty = 0;
+    const size_t kd = static_cast<size_t>(k) * n_vars;
+    double shift = 0.0;
+    for (size_t e = threadIdx.x; e < kd; e += blockDim.x) {
+        const size_t j = e / n_vars;
+        const int v = static_cast<int>(e % n_vars);
+        const double count = static_cast<double>(static_cast<long long>(d_sizes[j]));
+        const size_t at = j + static_cast<size_t>(k) * v;
+        const double old = d_centroids[at];
+        const double moved_to =
+            count > 0.0 ? scalbn(fixed_to_double(d_sums[2 * e], d_sums[2 * e + 1]) / count, -d_shift[v]) : old;
+        const double difference = moved_to - old;
+        d_next[at] = moved_to;
+        shift = __fma_rn(difference, difference, shift);
+    }
+    __syncthreads();  /* d_next, written by this block; s_empty */
+    if (d_drift != nullptr)
+        write_drift(d_centroids, d_next, n_vars, k, d_drift);
+    unsigned empty = 0;
+    for (size_t j = threadIdx.x; j < static_cast<size_t>(k); j += blockDim.x) {
+        const double count = static_cast<double>(static_cast<long long>(d_sizes[j]));
+        d_counts[j] = count;
+        empty += count == 0.0 ? 1u : 0u;
+    }
+    add_block_totals(s_shift, shift, &s_empty, empty);
+    if (threadIdx.x == 0) {
+        d_totals[kTotalChanged] = static_cast<double>(d_pass[kPassChanged]);
+        d_totals[kTotalShift] = s_shift[0];
+        d_totals[kTotalInertia] = 0.0;  /* the summing pass's */
+        d_totals[kTotalEmpty] = static_cast<double>(s_empty);
+        d_totals[kTotalScreened] = static_cast<double>(d_pass[kPassScreened]);
+        d_pass[kPassChanged] = 0ull;
+        d_pass[kPassScreened] = 0ull;
+    }
+}
+
+/* Each variable's largest |x| (its bits: the order of non-negative doubles),
+ * block y taking variable y. */
+__global__ void largest_kernel(const double *__restrict__ d_data, uint64_t n_obs, unsigned long long *d_largest)
+{
+    const double *column = d_data + n_obs * static_cast<uint64_t>(blockIdx.y);
+    unsigned long long largest = 0ull;
+    for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n_obs;
+         i += static_cast<uint64_t>(gridDim.x) * blockDim.x)
+        largest = max(largest, static_cast<unsigned long long>(__double_as_longlong(fabs(column[i]))));
+    for (int offset = 16; offset > 0; offset >>= 1)
+        largest = max(largest, __shfl_down_sync(0xffffffffu, largest, offset));
+    if ((threadIdx.x & 31u) == 0 && largest != 0ull)
+        atomicMax(d_largest + blockIdx.y, largest);
+}
+
+/* The re-seeding's moves (row rows[i] from cluster from[i] to to[i]) into
+ * the exact sums: a thread a move and variable. */
+__global__ void apply_moves_kernel(const double *__restrict__ d_data, uint64_t n_obs, int n_vars,
+                                   const int *__restrict__ d_shift, const uint64_t *__restrict__ rows,
+                                   const int *__restrict__ from, const int *__restrict__ to, int count,
+                                   unsigned long long *d_sums, unsigned long long *d_sizes)
+{
+    const size_t e = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (e >= static_cast<size_t>(count) * n_vars)
+        return;
+    const int i = static_cast<int>(e / n_vars), v = static_cast<int>(e % n_vars);
+    unsigned long long low, high;
+    to_fixed(d_data[rows[i] + n_obs * static_cast<uint64_t>(v)], d_shift[v], low, high);
+    add_fixed(d_sums + 2 * (static_cast<size_t>(to[i]) * n_vars + v), low, high);
+    negate_fixed(low, high);
+    add_fixed(d_sums + 2 * (static_cast<size_t>(from[i]) * n_vars + v), low, high);
+    if (v == 0) {
+        atomicAdd(d_sizes + to[i], 1ull);
+        atomicAdd(d_sizes + from[i], ~0ull);  /* -1 */
     }
 }
 
@@ -1195,31 +1626,35 @@ __global__ void distances_kernel(const double *__restrict__ d_data, uint64_t n_o
 /* The screen pays from this many centroids (bench/NOTES.md, k-means v6). */
 constexpr int kScreenFromK = 32;
 
-/* Chooses the kernel and the shared-memory layout for the budget. fp64_mma:
- * the screen's binary has the FP64 tensor-core products (sm_90 and later);
- * screen_mode 0: never the screen, 1: wherever it can run, -1: by
- * kScreenFromK. */
+/* Chooses the kernels and the shared-memory layouts for the budget. The
+ * summing pass (by labels): the register kernel where its centroids fit,
+ * with as many accumulator copies as fit, else the generic kernel. The
+ * assignment pass: the tensor-core screen (fp64_mma: its binary has the
+ * FP64 tensor-core products, sm_90 and later; screen_mode 0: never, 1:
+ * wherever it can run, -1: by kScreenFromK), else the register kernel, else
+ * the generic one; the block's moves in shared sums where they fit. Both
+ * passes take the same tiles. */
 void plan_kmeans(statgpu_cuda_kmeans_session *session, size_t budget, bool fp64_mma, int screen_mode)
 {
     const int d = session->n_vars, k = session->k;
+    const auto bytes = [](size_t doubles) { return doubles * sizeof(double); };
     int padded = d <= 4 ? 4 : d <= 8 ? 8 : d <= 16 ? 16 : d <= 32 ? 32 : 0;
-    if (padded > 0 && shared_layout(padded, d, k, 1, 0, d).total * sizeof(double) > budget)
+    if (padded > 0 && (bytes(shared_layout(padded, d, k, 1, 0, d).total) > budget ||
+                       bytes(move_layout(padded, d, k, false, false).total) > budget))
         padded = 0;
     const int acc_stride = padded > 0 ? (d | 1) : d;
     int centroids_shared = 1;
-    if (padded == 0 && shared_layout(0, d, k, 1, 0, d).total * sizeof(double) > budget / 2)
+    if (padded == 0 && bytes(shared_layout(0, d, k, 1, 0, d).total) > budget / 2)
         centroids_shared = 0;
     int copies = 0;
     for (int c = kKmeansWarps; c >= 1; c /= 2)
-        if (shared_layout(padded, d, k, centroids_shared, c, acc_stride).total * sizeof(double) <= budget) {
+        if (bytes(shared_layout(padded, d, k, centroids_shared, c, acc_stride).total) <= budget) {
             copies = c;
             break;
         }
-    /* The screen keeps the accumulators' plan (the same sums, in the same
-     * order): it runs only where its arrays fit beside the same copies. */
     const bool screen = padded > 0 && fp64_mma && screen_mode != 0 && (screen_mode == 1 || k >= kScreenFromK) &&
                         k < static_cast<int>(kUndecided) &&
-                        shared_layout(padded, d, k, 1, copies, acc_stride, true).total * sizeof(double) <= budget;
+                        bytes(move_layout(padded, d, k, true, false).total) <= budget;
     session->padded_vars = padded;
     session->rows_per_thread = padded > 0 && padded <= 16 ? 2 : 1;
     session->centroids_shared = centroids_shared;
@@ -1229,10 +1664,19 @@ void plan_kmeans(statgpu_cuda_kmeans_session *session, size_t budget, bool fp64_
     while ((2 << session->copies_log2) <= copies)  /* copies is 0 or a power of two */
         ++session->copies_log2;
     session->acc_stride = acc_stride;
-    session->shared_bytes =
-        shared_layout(padded, d, k, centroids_shared, copies, acc_stride, screen).total * sizeof(double);
+    session->shared_bytes = bytes(shared_layout(padded, d, k, centroids_shared, copies, acc_stride).total);
+    if (padded > 0) {
+        session->moves_shared = bytes(move_layout(padded, d, k, screen, true).total) <= budget ? 1 : 0;
+        session->move_shared_bytes = bytes(move_layout(padded, d, k, screen, session->moves_shared != 0).total);
+    } else {
+        session->moves_shared = 0;
+        session->move_shared_bytes = bytes(shared_layout(0, d, k, centroids_shared, 0, d).total);
+    }
     const uint64_t tile_rows = static_cast<uint64_t>(kKmeansThreads) * session->rows_per_thread;
     session->tile_count = (session->n_obs + tile_rows - 1) / tile_rows;
+    /* The screen's warps take chunks of 32 rows: 8 a block's "tile". */
+    const uint64_t move_tile_rows = static_cast<uint64_t>(kKmeansThreads) * (screen ? 1 : session->rows_per_thread);
+    session->move_tile_count = (session->n_obs + move_tile_rows - 1) / move_tile_rows;
     session->partial_stride = static_cast<size_t>(k) * (d + 2) + 3;
     const uint64_t by_memory = std::max<uint64_t>(1, kPartialsMax / session->partial_stride);
     session->grid = static_cast<int>(
@@ -1241,20 +1685,33 @@ void plan_kmeans(statgpu_cuda_kmeans_session *session, size_t budget, bool fp64_
 
 using AssignKernel = void (*)(AssignArgs);
 
-AssignKernel assign_kernel_of(const statgpu_cuda_kmeans_session *session)
+/* The assignment pass's kernel. */
+AssignKernel move_kernel_of(const statgpu_cuda_kmeans_session *session)
 {
     if (session->screen)
         switch (session->padded_vars) {
-        case 4: return assign_screen_kernel<4, 2>;
-        case 8: return assign_screen_kernel<8, 2>;
-        case 16: return assign_screen_kernel<16, 2>;
-        default: return assign_screen_kernel<32, 1>;
+        case 4: return assign_screen_kernel<4, 3>;
+        case 8: return assign_screen_kernel<8, 3>;
+        case 16: return assign_screen_kernel<16, 3>;
+        default: return assign_screen_kernel<32, 2>;
         }
     switch (session->padded_vars) {
-    case 4: return assign_registers_kernel<4, 2>;
-    case 8: return assign_registers_kernel<8, 2>;
-    case 16: return assign_registers_kernel<16, 2>;
-    case 32: return assign_registers_kernel<32, 1>;
+    case 4: return move_registers_kernel<4, 2>;
+    case 8: return move_registers_kernel<8, 2>;
+    case 16: return move_registers_kernel<16, 2>;
+    case 32: return move_registers_kernel<32, 1>;
+    default: return assign_generic_kernel;
+    }
+}
+
+/* The summing pass's kernel. */
+AssignKernel sum_kernel_of(const statgpu_cuda_kmeans_session *session)
+{
+    switch (session->padded_vars) {
+    case 4: return sum_registers_kernel<4, 2>;
+    case 8: return sum_registers_kernel<8, 2>;
+    case 16: return sum_registers_kernel<16, 2>;
+    case 32: return sum_registers_kernel<32, 1>;
     default: return assign_generic_kernel;
     }
 }
@@ -1272,16 +1729,17 @@ void free_session(statgpu_cuda_kmeans_session *session)
         (void)cudaFree(session->d_distances);
     if (session->h_totals != nullptr)
         (void)cudaFreeHost(session->h_totals);
+    for (cudaEvent_t event : session->trace)
+        if (event != nullptr)
+            (void)cudaEventDestroy(event);
     (void)cudaGetLastError();
     delete session;
 }
 
 
-/* One assignment (or, with use_labels, summing) pass, then the new centroids
- * and the totals, read back into session->h_totals. */
-bool lloyd_pass(CallStatus &call, statgpu_cuda_kmeans_session *session, bool use_labels)
+/* The launch arguments of a pass. */
+AssignArgs pass_args(const statgpu_cuda_kmeans_session *session, bool moves)
 {
-    cudaStream_t stream = session->state->stream;
     AssignArgs args;
     args.d_data = session->d_data;
     args.n_obs = session->n_obs;
@@ -1291,40 +1749,125 @@ bool lloyd_pass(CallStatus &call, statgpu_cuda_kmeans_session *session, bool use
     args.d_labels = session->d_labels;
     args.d_partials = session->d_partials;
     args.partial_stride = session->partial_stride;
-    args.tile_count = session->tile_count;
-    args.use_labels = use_labels ? 1 : 0;
+    args.tile_count = moves ? session->move_tile_count : session->tile_count;
+    args.moves = moves ? 1 : 0;
     args.centroids_shared = session->centroids_shared;
     args.copies = session->copies;
     args.copies_log2 = session->copies_log2;
     args.acc_stride = session->acc_stride;
     args.d_bounds = session->use_bounds ? session->d_bounds : nullptr;
     args.d_drift = session->d_drift;
-    args.bounds_valid = session->use_bounds && session->bounds_ready && !use_labels ? 1 : 0;
+    args.bounds_valid = session->use_bounds && session->bounds_ready && moves ? 1 : 0;
     args.bound_scale = session->bound_scale;
     args.bound_unscale = 1.0 / session->bound_scale;
-    assign_kernel_of(session)<<<session->grid, kKmeansThreads, session->shared_bytes, stream>>>(args);
-    if (!call.check(cudaGetLastError(), "launching the k-means assignment"))
-        return false;
-    const unsigned blocks = static_cast<unsigned>((session->partial_stride + 31) / 32);
-    reduce_kernel<<<blocks, kReduceThreads, 0, stream>>>(session->d_partials, session->partial_stride, session->grid,
-                                                         session->n_vars, session->k, session->d_reduced,
-                                                         session->d_counter, session->d_centroids, session->d_next,
-                                                         session->d_counts, session->d_wss, session->d_totals,
-                                                         session->use_bounds ? session->d_drift : nullptr);
-    if (!call.check(cudaGetLastError(), "launching the k-means centroid update"))
-        return false;
-    /* A summing pass follows a re-seeding, whose moves the drift does not
-     * cover: the next assignment screens every row. */
-    session->bounds_ready = !use_labels;
+    args.d_sums = session->d_sums;
+    args.d_sizes = session->d_sizes;
+    args.d_pass = session->d_pass;
+    args.d_shift = session->d_shift;
+    args.moves_shared = session->moves_shared;
+    return args;
+}
+
+/* Reads the totals back and waits for the pass. */
+bool read_totals(CallStatus &call, statgpu_cuda_kmeans_session *session)
+{
+    cudaStream_t stream = session->state->stream;
     return call.check(cudaMemcpyAsync(session->h_totals, session->d_totals, kTotalCount * sizeof(double),
                                       cudaMemcpyDeviceToHost, stream),
                       "reading the k-means totals") &&
            call.check(cudaStreamSynchronize(stream), "running a k-means iteration");
 }
 
+/* The new centroids (d_next) and the totals from the exact sums. */
+bool launch_centroids(CallStatus &call, statgpu_cuda_kmeans_session *session)
+{
+    centroids_kernel<<<1, kReduceThreads, 0, session->state->stream>>>(
+        session->d_sums, session->d_sizes, session->d_pass, session->d_shift, session->n_vars, session->k,
+        session->d_centroids, session->d_next, session->d_counts, session->d_totals,
+        session->use_bounds ? session->d_drift : nullptr);
+    return call.check(cudaGetLastError(), "launching the k-means centroid update");
+}
+
+/* One assignment: the labels, the moved rows into the exact sums, then the
+ * new centroids and the totals, read back into session->h_totals. */
+bool assign_pass(CallStatus &call, statgpu_cuda_kmeans_session *session)
+{
+    const AssignArgs args = pass_args(session, true);
+    if (session->trace[0] != nullptr)
+        (void)cudaEventRecord(session->trace[0], session->state->stream);
+    move_kernel_of(session)<<<session->move_grid, kKmeansThreads, session->move_shared_bytes,
+                              session->state->stream>>>(args);
+    if (session->trace[1] != nullptr)
+        (void)cudaEventRecord(session->trace[1], session->state->stream);
+    if (!call.check(cudaGetLastError(), "launching the k-means assignment") || !launch_centroids(call, session))
+        return false;
+    if (session->trace[2] != nullptr)
+        (void)cudaEventRecord(session->trace[2], session->state->stream);
+    session->bounds_ready = true;
+    return read_totals(call, session);
+}
+
+/* The summing pass: every row's squared distance to its labelled centroid,
+ * the within sums of squares, sizes and inertia added in a fixed order. */
+bool sum_pass(CallStatus &call, statgpu_cuda_kmeans_session *session)
+{
+    cudaStream_t stream = session->state->stream;
+    const AssignArgs args = pass_args(session, false);
+    sum_kernel_of(session)<<<session->grid, kKmeansThreads, session->shared_bytes, stream>>>(args);
+    if (!call.check(cudaGetLastError(), "launching the k-means sums"))
+        return false;
+    const unsigned blocks = static_cast<unsigned>((session->partial_stride + 31) / 32);
+    reduce_kernel<<<blocks, kReduceThreads, 0, stream>>>(session->d_partials, session->partial_stride, session->grid,
+                                                         session->n_vars, session->k, session->d_reduced,
+                                                         session->d_counter, session->d_centroids, session->d_next,
+                                                         session->d_counts, session->d_wss, session->d_totals,
+                                                         nullptr);
+    return call.check(cudaGetLastError(), "launching the k-means sums' reduction") && read_totals(call, session);
+}
+
+/* Each variable's power of two for the exact sums (see "exact sums"):
+ * shift_v = B - E_v, with 2^E_v above the variable's largest |x| and
+ * B = 127 - bits(n_obs); 0 for a variable of zeros. Once a session. */
+bool prepare_shifts(CallStatus &call, statgpu_cuda_kmeans_session *session)
+{
+    if (session->shifts_ready)
+        return true;
+    cudaStream_t stream = session->state->stream;
+    const int n_vars = session->n_vars;
+    std::vector<unsigned long long> largest(static_cast<size_t>(n_vars));
+    const unsigned blocks = static_cast<unsigned>(std::min<uint64_t>(64, (session->n_obs + 255) / 256));
+    if (!call.check(cudaMemsetAsync(session->d_largest, 0, n_vars * sizeof(unsigned long long), stream),
+                    "clearing the k-means ranges"))
+        return false;
+    largest_kernel<<<dim3(blocks, static_cast<unsigned>(n_vars)), 256, 0, stream>>>(session->d_data, session->n_obs,
+                                                                                   session->d_largest);
+    if (!call.check(cudaGetLastError(), "launching the k-means ranges") ||
+        !call.check(cudaMemcpyAsync(largest.data(), session->d_largest, n_vars * sizeof(unsigned long long),
+                                    cudaMemcpyDeviceToHost, stream), "reading the k-means ranges") ||
+        !call.check(cudaStreamSynchronize(stream), "reading the k-means ranges"))
+        return false;
+    int n_bits = 0;
+    for (uint64_t n = session->n_obs; n != 0; n >>= 1)
+        ++n_bits;
+    const int top = 127 - n_bits;
+    std::vector<int> shift(static_cast<size_t>(n_vars));
+    for (int v = 0; v < n_vars; ++v) {
+        double value;
+        std::memcpy(&value, &largest[v], sizeof value);
+        shift[v] = value > 0.0 ? top - (std::ilogb(value) + 1) : 0;
+    }
+    if (!call.check(cudaMemcpyAsync(session->d_shift, shift.data(), n_vars * sizeof(int), cudaMemcpyHostToDevice,
+                                    stream), "writing the k-means ranges") ||
+        !call.check(cudaStreamSynchronize(stream), "writing the k-means ranges"))
+        return false;
+    session->shifts_ready = true;
+    return true;
+}
+
 /* Re-seeds every empty cluster (in index order) with the row farthest from
  * its centroid among clusters that keep another row, the lowest row on a tie:
- * sg_reseed_empty's rule. *moved counts the moves. */
+ * sg_reseed_empty's rule; then the moves into the exact sums, and the new
+ * centroids and totals (session->h_totals). *moved counts the moves. */
 bool reseed_empty(CallStatus &call, statgpu_cuda_kmeans_session *session, size_t *moved)
 {
     cudaStream_t stream = session->state->stream;
@@ -1351,6 +1894,8 @@ bool reseed_empty(CallStatus &call, statgpu_cuda_kmeans_session *session, size_t
     std::vector<uint64_t> counts(static_cast<size_t>(k));
     for (int j = 0; j < k; ++j)
         counts[j] = static_cast<uint64_t>(counts_double[j]);
+    std::vector<uint64_t> rows;
+    std::vector<int> from, to;
     for (int empty = 0; empty < k; ++empty) {
         if (counts[empty] != 0)
             continue;
@@ -1365,14 +1910,45 @@ bool reseed_empty(CallStatus &call, statgpu_cuda_kmeans_session *session, size_t
             return call.fail(STATGPU_CUDA_INVALID_ARGUMENT,
                              "an empty cluster cannot be re-seeded: the data have fewer than k distinct rows");
         counts[labels[farthest]] -= 1;
+        rows.push_back(farthest);
+        from.push_back(labels[farthest]);
+        to.push_back(empty);
         labels[farthest] = empty;
         counts[empty] = 1;
         distance[farthest] = -1.0;
         ++*moved;
     }
-    return call.check(cudaMemcpyAsync(session->d_labels, labels.data(), n * sizeof(int32_t), cudaMemcpyHostToDevice,
-                                      stream), "writing the re-seeded labels") &&
-           call.check(cudaStreamSynchronize(stream), "writing the re-seeded labels");
+    if (rows.empty())
+        return true;
+    /* The moves into the exact sums, then the new centroids. */
+    const int count = static_cast<int>(rows.size());
+    void *d_moves = nullptr;
+    const size_t moves_bytes = rows.size() * (sizeof(uint64_t) + 2 * sizeof(int));
+    if (!call.check(cudaMalloc(&d_moves, moves_bytes), "allocating the re-seeding moves"))
+        return false;
+    uint64_t *d_rows = static_cast<uint64_t *>(d_moves);
+    int *d_from = reinterpret_cast<int *>(d_rows + count), *d_to = d_from + count;
+    const size_t threads = rows.size() * static_cast<size_t>(session->n_vars);
+    bool ok = call.check(cudaMemcpyAsync(d_rows, rows.data(), count * sizeof(uint64_t), cudaMemcpyHostToDevice,
+                                         stream), "writing the re-seeding moves") &&
+              call.check(cudaMemcpyAsync(d_from, from.data(), count * sizeof(int), cudaMemcpyHostToDevice, stream),
+                         "writing the re-seeding moves") &&
+              call.check(cudaMemcpyAsync(d_to, to.data(), count * sizeof(int), cudaMemcpyHostToDevice, stream),
+                         "writing the re-seeding moves") &&
+              call.check(cudaMemcpyAsync(session->d_labels, labels.data(), n * sizeof(int32_t),
+                                         cudaMemcpyHostToDevice, stream), "writing the re-seeded labels");
+    if (ok) {
+        apply_moves_kernel<<<static_cast<unsigned>((threads + 255) / 256), 256, 0, stream>>>(
+            session->d_data, n, session->n_vars, session->d_shift, d_rows, d_from, d_to, count, session->d_sums,
+            session->d_sizes);
+        ok = call.check(cudaGetLastError(), "launching the re-seeding moves") && launch_centroids(call, session) &&
+             read_totals(call, session);
+    }
+    (void)cudaFree(d_moves);  /* after the stream's work (read_totals waited for it) */
+    /* The re-seeding's moves are not in the drift: the next assignment
+     * screens every row. */
+    session->bounds_ready = false;
+    return ok;
 }
 
 /* The bounds' power of two for a run from its starting centroids (k x n_vars,
@@ -1431,7 +2007,7 @@ statgpu_cuda_status kmeans_begin(statgpu_cuda_state *state, const double *data, 
     /* The machine code the GPU runs: sm_90's has the FP64 tensor-core
      * shapes; code compiled from older PTX does not. */
     cudaFuncAttributes screen_attributes;
-    const bool fp64_mma = cudaFuncGetAttributes(&screen_attributes, assign_screen_kernel<16, 2>) == cudaSuccess &&
+    const bool fp64_mma = cudaFuncGetAttributes(&screen_attributes, assign_screen_kernel<16, 3>) == cudaSuccess &&
                           screen_attributes.binaryVersion >= 90;
     (void)cudaGetLastError();
     /* STATGPU_CUDA_KMEANS_SCREEN=0 or 1: never or always the tensor-core
@@ -1462,15 +2038,39 @@ statgpu_cuda_status kmeans_begin(statgpu_cuda_state *state, const double *data, 
         {reinterpret_cast<void **>(&session->d_totals), kTotalCount * sizeof(double)},
         {reinterpret_cast<void **>(&session->d_bounds), session->use_bounds ? n_obs * sizeof(float) : 0},
         {reinterpret_cast<void **>(&session->d_drift), session->use_bounds ? k * sizeof(double) : 0},
+        {reinterpret_cast<void **>(&session->d_sums), 2 * kd * sizeof(unsigned long long)},
+        {reinterpret_cast<void **>(&session->d_sizes), k * sizeof(unsigned long long)},
+        {reinterpret_cast<void **>(&session->d_pass), kPassCount * sizeof(unsigned long long)},
+        {reinterpret_cast<void **>(&session->d_shift), n_vars * sizeof(int)},
+        {reinterpret_cast<void **>(&session->d_largest), n_vars * sizeof(unsigned long long)},
     };
     bool ok = call.check(carve_session_arrays(state, arrays, sizeof arrays / sizeof arrays[0]),
                          "allocating the k-means arrays") &&
               call.check(cudaMemsetAsync(session->d_counter, 0, sizeof(unsigned), stream), "clearing the k-means counter") &&
               call.check(cudaMallocHost(&session->h_totals, kTotalCount * sizeof(double)), "allocating the totals");
     if (ok && session->shared_bytes > 48 * 1024)
-        ok = call.check(cudaFuncSetAttribute(assign_kernel_of(session), cudaFuncAttributeMaxDynamicSharedMemorySize,
+        ok = call.check(cudaFuncSetAttribute(sum_kernel_of(session), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              static_cast<int>(session->shared_bytes)),
+                        "reserving shared memory for the k-means sums");
+    if (ok && session->move_shared_bytes > 48 * 1024)
+        ok = call.check(cudaFuncSetAttribute(move_kernel_of(session), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(std::max(session->move_shared_bytes,
+                                                                       move_kernel_of(session) == sum_kernel_of(session)
+                                                                           ? session->shared_bytes
+                                                                           : 0))),
                         "reserving shared memory for the k-means assignment");
+    if (ok) {
+        /* The assignment's results do not depend on its grid (each row's
+         * alone, and exact sums): as many blocks as the GPU runs at once. */
+        int per_sm = 0, sms = 0;
+        ok = call.check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, move_kernel_of(session), kKmeansThreads,
+                                                                      session->move_shared_bytes),
+                        "sizing the k-means assignment") &&
+             call.check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, state->device),
+                        "sizing the k-means assignment");
+        session->move_grid = static_cast<int>(std::min<uint64_t>(
+            session->move_tile_count, static_cast<uint64_t>(std::max(1, per_sm) * std::max(1, sms))));
+    }
     if (ok) {
         cudaEvent_t *events = state->events;
         ok = call.check(cudaEventRecord(events[kEventStart], stream), "recording an event") &&
@@ -1519,29 +2119,41 @@ statgpu_cuda_status kmeans_lloyd(statgpu_cuda_kmeans_session *session, size_t ma
     if (!call.check(cudaEventRecord(events[kEventStart], stream), "recording an event") ||
         !call.check(cudaMemcpyAsync(session->d_centroids, run->centroids, kd * sizeof(double), cudaMemcpyHostToDevice,
                                     stream), "copying the initial centroids to the GPU") ||
-        !call.check(cudaMemsetAsync(session->d_labels, 0xff, n * sizeof(int32_t), stream), "clearing the labels"))
+        !call.check(cudaMemsetAsync(session->d_labels, 0xff, n * sizeof(int32_t), stream), "clearing the labels") ||
+        !call.check(cudaMemsetAsync(session->d_sums, 0, 2 * kd * sizeof(unsigned long long), stream),
+                    "clearing the k-means sums") ||
+        !call.check(cudaMemsetAsync(session->d_sizes, 0, k * sizeof(unsigned long long), stream),
+                    "clearing the k-means sizes") ||
+        !call.check(cudaMemsetAsync(session->d_pass, 0, kPassCount * sizeof(unsigned long long), stream),
+                    "clearing the k-means counters") ||
+        !prepare_shifts(call, session))
         return call.status();
 
     bool settled = false;  /* the last assignment changed no label */
     /* STATGPU_CUDA_KMEANS_TRACE=1: each assignment's screened rows on stderr. */
     const char *trace_mode = std::getenv("STATGPU_CUDA_KMEANS_TRACE");
     const bool trace = session->screen && trace_mode != nullptr && std::strcmp(trace_mode, "1") == 0;
+    for (cudaEvent_t &event : session->trace)
+        if (trace && event == nullptr && cudaEventCreate(&event) != cudaSuccess)
+            event = nullptr;
     while (run->iterations < max_iterations) {
         if (cancelled != nullptr && cancelled(cancel_user_data) != 0) {
             (void)cudaStreamSynchronize(stream);
             call.fail(STATGPU_CUDA_CANCELLED, "cancelled");
             return call.status();
         }
-        if (!lloyd_pass(call, session, false))
+        if (!assign_pass(call, session))
             return call.status();
         ++run->iterations;
         if (trace)
-            std::fprintf(stderr, "statgpu k-means: assignment %zu screened %.0f of %llu rows\n", run->iterations,
-                         session->h_totals[kTotalScreened], static_cast<unsigned long long>(n));
+            std::fprintf(stderr, "statgpu k-means: assignment %zu screened %.0f of %llu rows (%.1f us, centroids %.1f us)\n",
+                         run->iterations, session->h_totals[kTotalScreened], static_cast<unsigned long long>(n),
+                         1e3 * elapsed_ms(session->trace[0], session->trace[1]),
+                         1e3 * elapsed_ms(session->trace[1], session->trace[2]));
         double changed = session->h_totals[kTotalChanged];
         if (session->h_totals[kTotalEmpty] > 0.0) {
             size_t moved = 0;
-            if (!reseed_empty(call, session, &moved) || !lloyd_pass(call, session, true))
+            if (!reseed_empty(call, session, &moved))
                 return call.status();
             changed += static_cast<double>(moved);
             run->reseed_count += moved;
@@ -1560,8 +2172,8 @@ statgpu_cuda_status kmeans_lloyd(statgpu_cuda_kmeans_session *session, size_t ma
         }
     }
     /* Labels are each row's nearest centroid: one more assignment unless the
-     * last one changed nothing (then its sums of squares are the final ones). */
-    if (!settled && !lloyd_pass(call, session, false))
+     * last one changed nothing; then the within sums of squares. */
+    if ((!settled && !assign_pass(call, session)) || !sum_pass(call, session))
         return call.status();
     if (!call.check(cudaEventRecord(events[kEventData], stream), "recording an event"))
         return call.status();

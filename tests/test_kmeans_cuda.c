@@ -6,6 +6,8 @@
  * and many tiles, accumulators in shared and in global memory), k-means++
  * starts, re-seeded empty clusters, reproducibility (two runs, same bits), the
  * tensor-core screen against the difference form alone (same bits), the
+ * centroids as the exact means of the CUDA backend's rule (every assignment
+ * kernel, re-seeding, variables from 1e-150 to 1e150), the
  * screen's bounds settling rows at any scale of the data, data with fewer than
  * k distinct rows, cancellation, the backend report and the AUTO threshold.
  *
@@ -23,6 +25,7 @@
  * Skipped (exit 77) where CUDA is unusable, unless STATGPU_EXPECT_CUDA=1,
  * which makes that a failure.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -514,6 +517,100 @@ static void test_bounds_settle_rows_at_any_scale(void **state)
     free(data);
 }
 
+/* The CUDA backend's centroid of a cluster, by its rule (kernels/kmeans.cu,
+ * "exact sums"): each value x of variable v taken as the integer nearest
+ * x 2^shift (ties to even), with shift = 127 - bits(n) - E and 2^E above the
+ * variable's largest |x| (0 for a variable of zeros); the cluster's integers
+ * summed exactly (128 bits here), the sum rounded once to a double, divided
+ * by the size and times 2^-shift. */
+__extension__ typedef __int128 exact_int;
+
+static double exact_centroid(const double *column, size_t n, const int32_t *labels, int32_t j)
+{
+    double largest = 0.0;
+    for (size_t i = 0; i < n; ++i)
+        largest = fmax(largest, fabs(column[i]));
+    int n_bits = 0;
+    for (size_t m = n; m != 0; m >>= 1)
+        ++n_bits;
+    const int shift = largest > 0.0 ? 127 - n_bits - (ilogb(largest) + 1) : 0;
+    exact_int sum = 0;
+    size_t size = 0;
+    for (size_t i = 0; i < n; ++i)
+        if (labels[i] == j) {
+            sum += (exact_int)nearbyint(scalbn(column[i], shift));
+            ++size;
+        }
+    return scalbn((double)sum / (double)size, -shift);
+}
+
+/* The centroids are the exact means by that rule, bit for bit: the
+ * assignments add and take away only the rows that change cluster, and any
+ * row missed or counted twice would show. Variables of every scale (1e150,
+ * 1e-150, values 2^-70 below the largest, which the rule rounds, zeros, a
+ * constant), through each assignment kernel (the screen, the difference
+ * form alone, the generic kernel beyond 32 variables) and through
+ * re-seeding (all but one starting centroid far away). */
+static void test_centroids_are_exact_means(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CUDA();
+    const struct {
+        size_t n, d, k;
+        const char *screen;  /* STATGPU_CUDA_KMEANS_SCREEN, or NULL */
+        int far;             /* all but the first starting centroid far away: re-seeds */
+    } cases[] = {
+        { 50000, 6, 40, NULL, 0 }, { 50000, 6, 40, "0", 0 }, { 30000, 16, 36, NULL, 1 },
+        { 20000, 40, 12, NULL, 0 }, { 40000, 9, 5, NULL, 1 },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        size_t n = cases[c].n, d = cases[c].d, k = cases[c].k;
+        /* Far apart blobs where the re-seeds are: fewer iterations to the fixed point. */
+        double *data = make_blobs(n, d, k / 2 + 1, cases[c].far ? 8.0 : 2.0, 0.0, 1100 + c);
+        for (size_t i = 0; i < n; ++i) {
+            data[i + n * 1] *= 1e150;
+            data[i + n * 2] *= 1e-150;
+            data[i + n * 3] = 0.0;
+            data[i + n * 4] = 3.0;
+            if (i % 3 == 0)
+                data[i + n * 5] = ldexp(data[i + n * 5], -70);
+        }
+        double *initial = pick_rows(data, n, d, k, 1150 + c);
+        if (cases[c].far)
+            for (size_t j = 1; j < k; ++j)
+                for (size_t v = 0; v < d; ++v)
+                    initial[j + k * v] = (v == 1 ? 1e152 : 100.0) + (double)j;
+        statgpu_kmeans_params params = given_start(initial, 3000);
+        char what[96];
+        snprintf(what, sizeof what, "exact means n=%zu d=%zu k=%zu screen=%s far=%d", n, d, k,
+                 cases[c].screen ? cases[c].screen : "default", cases[c].far);
+        if (cases[c].screen != NULL)
+            setenv("STATGPU_CUDA_KMEANS_SCREEN", cases[c].screen, 1);
+        statgpu_kmeans_result *result = fit(g_cuda, STATGPU_BACKEND_CUDA, data, n, d, k, &params);
+        unsetenv("STATGPU_CUDA_KMEANS_SCREEN");
+        print_message("%s: %zu iterations, %zu re-seeds\n", what, result->iterations, result->reseed_count);
+        if (!result->converged)
+            fail_msg("%s: did not converge in %zu iterations", what, result->iterations);
+        if (cases[c].far && result->reseed_count == 0)
+            fail_msg("%s: no re-seeding", what);
+        for (size_t j = 0; j < k; ++j) {
+            size_t size = 0;
+            for (size_t i = 0; i < n; ++i)
+                size += result->labels[i] == (int32_t)j;
+            assert_int_equal(result->cluster_sizes[j], size);
+            for (size_t v = 0; v < d; ++v) {
+                const double expected = exact_centroid(data + n * v, n, result->labels, (int32_t)j);
+                if (memcmp(&expected, &result->centroids[j + k * v], sizeof expected) != 0)
+                    fail_msg("%s: centroid %zu, variable %zu: %.17g, the exact mean %.17g", what, j, v,
+                             result->centroids[j + k * v], expected);
+            }
+        }
+        statgpu_kmeans_result_destroy(result);
+        free(initial);
+        free(data);
+    }
+}
+
 static void test_empty_clusters_are_reseeded(void **state)
 {
     (void)state;
@@ -697,6 +794,7 @@ int main(void)
         cmocka_unit_test(test_two_runs_same_bits),
         cmocka_unit_test(test_screen_matches_difference_form),
         cmocka_unit_test(test_bounds_settle_rows_at_any_scale),
+        cmocka_unit_test(test_centroids_are_exact_means),
         cmocka_unit_test(test_empty_clusters_are_reseeded),
         cmocka_unit_test(test_fewer_distinct_rows_than_k),
         cmocka_unit_test(test_progress_and_cancellation),
