@@ -373,7 +373,7 @@ __host__ __device__ inline SharedLayout shared_layout(int padded_vars, int n_var
  * variable's largest |x| and B = 127 - bits(n_obs): |X| <= 2^B, so the X of
  * any n_obs rows add up without overflow in 128-bit two's complement. Values
  * of at least 2^(E_v - B + 52) are taken exactly (at n_obs = 10^7, every
- * value within 2^-51 of the variable's largest), the others within
+ * value from 2^-51 times the variable's largest up), the others within
  * 2^(E_v - B - 1). A cluster's sum is then the exact sum of its rows' X:
  * the same integer whatever the order of the additions. So an assignment
  * takes each row that changed cluster from the one it left and adds it to

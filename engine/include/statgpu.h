@@ -310,11 +310,15 @@ STATGPU_API statgpu_status statgpu_quantiles(statgpu_context *context,
  * Backend: the initialisation (k-means++, k-means||) always runs on the CPU;
  * Lloyd's iterations run on the GPU when the context asks for CUDA, or under
  * AUTO when n_obs x n_vars x k >= 2^22, and on the CPU otherwise. The GPU
- * computes in double throughout (distances as sums of fused multiply-adds of
- * the differences, never the |x|^2 - 2 x.c + |c|^2 expansion) and sums in a
- * fixed order with no floating-point atomics: the same data, k, params and
- * context seed give the same bits run after run, on any GPU with at least
- * 96 KiB of shared memory per block. GPU and CPU results agree to rounding
+ * computes distances in double (sums of fused multiply-adds of the
+ * differences, never the |x|^2 - 2 x.c + |c|^2 expansion), keeps each
+ * cluster's coordinate sums as exact 128-bit integers (each value on a
+ * fixed grid per variable: at 10^7 rows exact for values from 2^-51 times
+ * the variable's largest up, within half a step below; a centroid is its sum
+ * rounded once, divided by the size), and adds the within sums of squares
+ * in a fixed order, with no floating-point atomics: the same data, k,
+ * params and context seed give the same bits run after run, on any GPU with
+ * at least 96 KiB of shared memory per block. GPU and CPU results agree to rounding
  * (centroids and inertia to about 1e-12 relative); labels, and through them
  * iterations, can differ only where an observation is within rounding of
  * equally near two centroids. The report's last_transfer_seconds and
