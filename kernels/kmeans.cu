@@ -437,20 +437,22 @@ __device__ __forceinline__ void add_fixed(unsigned long long *sum, unsigned long
 
 /* Variable v's value x of a row that moved from cluster `from` (-1: none
  * yet) to `to`: taken from the one's sums and added to the other's (and,
- * for variable 0, the sizes' changes). */
-__device__ __forceinline__ void move_value(unsigned long long *sums, int *s_sizes, int n_vars, int v, int shift,
+ * for variable 0, the sizes: a block's shared ints or the global
+ * two's-complement counts). */
+template <typename Size>
+__device__ __forceinline__ void move_value(unsigned long long *sums, Size *sizes, int n_vars, int v, int shift,
                                            double x, int from, int to)
 {
     unsigned long long low, high;
     to_fixed(x, shift, low, high);
     add_fixed(sums + 2 * (static_cast<size_t>(to) * n_vars + v), low, high);
     if (v == 0)
-        atomicAdd(&s_sizes[to], 1);
+        atomicAdd(sizes + to, static_cast<Size>(1));
     if (from >= 0) {
         negate_fixed(low, high);
         add_fixed(sums + 2 * (static_cast<size_t>(from) * n_vars + v), low, high);
         if (v == 0)
-            atomicSub(&s_sizes[from], 1);
+            atomicAdd(sizes + from, static_cast<Size>(-1));
     }
 }
 
@@ -509,17 +511,14 @@ __host__ __device__ inline MoveLayout move_layout(int padded_vars, int n_vars, i
     return layout;
 }
 
-/* Clears the block's sums and sizes' changes and its queue's counters. */
-__device__ __forceinline__ void clear_moves(unsigned long long *s_sums, int *s_sizes, const MoveQueue &queue,
-                                            const AssignArgs &args)
+/* Clears the block's sums (where shared) and sizes' changes. */
+__device__ __forceinline__ void clear_sums(unsigned long long *s_sums, int *s_sizes, const AssignArgs &args)
 {
     if (args.moves_shared)
         for (size_t e = threadIdx.x; e < 2 * static_cast<size_t>(args.k) * args.n_vars; e += blockDim.x)
             s_sums[e] = 0ull;
     for (int j = threadIdx.x; j < args.k; j += blockDim.x)
         s_sizes[j] = 0;
-    if (threadIdx.x < 4)
-        queue.count[threadIdx.x] = 0;  /* both parities, changed and a spare */
 }
 
 /* Queues the lane's row (tile position `position`) when it moved from
@@ -543,9 +542,9 @@ __device__ __forceinline__ void queue_move(const MoveQueue &queue, int parity, b
 /* The tile's moves into the sums: lane (r, v) of each warp takes variable
  * v < n_vars of its r-th queued row (32 / PADDED rows a step), converts it,
  * takes it from the cluster left and adds it to the cluster joined; sums in
- * shared (the block's changes, SHARED) or global memory. Called by the
+ * shared (the block's changes) or global memory. Called by the
  * whole block, after a barrier that follows the queue's writes. */
-template <int PADDED, bool SHARED>
+template <int PADDED>
 __device__ __forceinline__ void add_moves(const AssignArgs &args, unsigned long long *sums, int *s_sizes,
                                           const MoveQueue &queue, int moves, uint64_t tile_first)
 {
@@ -748,7 +747,9 @@ __global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
     const int n_vars = args.n_vars, k = args.k;
 
     load_padded_centroids<PADDED>(s_centroids, args);
-    clear_moves(s_sums, s_sizes, queue, args);
+    clear_sums(s_sums, s_sizes, args);
+    if (threadIdx.x < 4)
+        queue.count[threadIdx.x] = 0;  /* both parities, changed and a spare */
     __syncthreads();
 
     int parity = 0;
@@ -813,9 +814,9 @@ __global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
             queue.count[parity ^ 1] = 0;  /* the next tile's; this one's was read by then */
         const int moves = queue.count[parity];
         if (args.moves_shared)
-            add_moves<PADDED, true>(args, s_sums, s_sizes, queue, moves, tile_first);
+            add_moves<PADDED>(args, s_sums, s_sizes, queue, moves, tile_first);
         else
-            add_moves<PADDED, false>(args, args.d_sums, s_sizes, queue, moves, tile_first);
+            add_moves<PADDED>(args, args.d_sums, s_sizes, queue, moves, tile_first);
         __syncthreads();
     }
     flush_sums(args, s_sums, s_sizes);
@@ -876,44 +877,37 @@ __device__ __forceinline__ void screen_queued(const AssignArgs &args, const uint
                                               const double *s_offsets, const double *s_mean, double reach_c,
                                               int tiles)
 {
-    constexpr int MT = 1;  /* m-tiles of 16 rows (two took more registers than the 4 blocks an SM allow) */
     constexpr int kK = PADDED < 16 ? PADDED : 16;  /* the product's depth: m16n8k4, k8 or k16 */
     constexpr int kChunks = PADDED / kK;
     constexpr int kSlots = kK / 4;
     const int lane = static_cast<int>(threadIdx.x & 31u), g = lane >> 2, q = lane & 3;
     const int n_vars = args.n_vars;
-    /* As mma operands: rows g and g + 8 (A's halves h); the rows'
-     * trackers tau = h. */
-    double a[MT][kChunks][2 * kSlots];
-    double spread[2 * MT];  /* the lane's part of |x'|^2 of its rows */
-    int position[2 * MT];
+    /* As mma operands (one m-tile: two took more registers than three
+     * blocks a multiprocessor allow): rows g and g + 8, A's halves h, each
+     * with its tracker. */
+    double a[kChunks][2 * kSlots];
+    double spread[2];  /* the lane's part of |x'|^2 of its rows */
+    int position[2];
 #pragma unroll
-    for (int tau = 0; tau < 2 * MT; ++tau) {
-        const int t = tau >> 1, h = tau & 1;
-        const int i = 8 * tau + g;
-        position[tau] = i < count ? i : -1;
-        const uint64_t r = position[tau] >= 0 ? w_rows[i] : 0;
+    for (int h = 0; h < 2; ++h) {
+        const int i = 8 * h + g;
+        position[h] = i < count ? i : -1;
+        const uint64_t r = position[h] >= 0 ? w_rows[i] : 0;
         double raw[PADDED / 4];  /* variables q + 4 i */
-        load_columns<PADDED / 4>(raw, args, r, position[tau] >= 0, q, 4);
-        spread[tau] = 0.0;
+        load_columns<PADDED / 4>(raw, args, r, position[h] >= 0, q, 4);
+        spread[h] = 0.0;
 #pragma unroll
         for (int c = 0; c < kChunks; ++c)
 #pragma unroll
             for (int slot = 0; slot < kSlots; ++slot) {
                 const int v = c * kK + q + 4 * slot;
                 const double centred =
-                    (position[tau] >= 0 && v < n_vars) ? __dsub_rn(raw[c * kSlots + slot], s_mean[v]) : 0.0;
-                a[t][c][h + 2 * slot] = centred;
-                spread[tau] = __fma_rn(centred, centred, spread[tau]);
+                    (position[h] >= 0 && v < n_vars) ? __dsub_rn(raw[c * kSlots + slot], s_mean[v]) : 0.0;
+                a[c][h + 2 * slot] = centred;
+                spread[h] = __fma_rn(centred, centred, spread[h]);
             }
     }
-    int top[2 * MT], second[2 * MT], top_j[2 * MT];
-#pragma unroll
-    for (int tau = 0; tau < 2 * MT; ++tau) {
-        top[tau] = INT_MIN;
-        second[tau] = INT_MIN;
-        top_j[tau] = 0;
-    }
+    int top[2] = {INT_MIN, INT_MIN}, second[2] = {INT_MIN, INT_MIN}, top_j[2] = {0, 0};
     for (int tile_j = 0; tile_j < tiles; ++tile_j) {
         double b[kChunks][kSlots];
 #pragma unroll
@@ -923,22 +917,19 @@ __device__ __forceinline__ void screen_queued(const AssignArgs &args, const uint
                 b[c][slot] = s_fragments[((tile_j * kChunks + c) * kSlots + slot) * 32 + lane];
         const int j0 = tile_j * 8 + 2 * q;
         const double2 offset = *reinterpret_cast<const double2 *>(s_offsets + j0);
+        double d[4] = {offset.x, offset.y, offset.x, offset.y};
 #pragma unroll
-        for (int t = 0; t < MT; ++t) {
-            double d[4] = {offset.x, offset.y, offset.x, offset.y};
-#pragma unroll
-            for (int c = 0; c < kChunks; ++c)
-                mma_16x8<kK>(d, a[t][c], b[c]);
-            track_largest(d[0], j0, top[2 * t], second[2 * t], top_j[2 * t]);
-            track_largest(d[1], j0 + 1, top[2 * t], second[2 * t], top_j[2 * t]);
-            track_largest(d[2], j0, top[2 * t + 1], second[2 * t + 1], top_j[2 * t + 1]);
-            track_largest(d[3], j0 + 1, top[2 * t + 1], second[2 * t + 1], top_j[2 * t + 1]);
-        }
+        for (int c = 0; c < kChunks; ++c)
+            mma_16x8<kK>(d, a[c], b[c]);
+        track_largest(d[0], j0, top[0], second[0], top_j[0]);
+        track_largest(d[1], j0 + 1, top[0], second[0], top_j[0]);
+        track_largest(d[2], j0, top[1], second[1], top_j[1]);
+        track_largest(d[3], j0 + 1, top[1], second[1], top_j[1]);
     }
     /* The four lanes of a row merge (the lower index on a tie, which the
      * margin then sends to the difference form). */
 #pragma unroll
-    for (int tau = 0; tau < 2 * MT; ++tau)
+    for (int tau = 0; tau < 2; ++tau)
 #pragma unroll
         for (int offset = 1; offset <= 2; offset <<= 1) {
             const int other_top = __shfl_xor_sync(0xffffffffu, top[tau], offset);
@@ -964,7 +955,7 @@ __device__ __forceinline__ void screen_queued(const AssignArgs &args, const uint
     int mine = -1, my_top = 0, my_second = 0, my_j = 0;
     double my_spread = 0.0;
 #pragma unroll
-    for (int tau = 0; tau < 2 * MT; ++tau)
+    for (int tau = 0; tau < 2; ++tau)
         if (q == tau) {
             mine = position[tau];
             my_top = top[tau];
@@ -1016,9 +1007,9 @@ __device__ __forceinline__ WarpQueue warp_queue(double *at)
 
 /* The unit's moves into the sums: lane (r, v) takes variable v < n_vars of
  * its r-th move (32 / PADDED moves a step), converts it, takes it from the
- * cluster left and adds it to the cluster joined; sums in shared (SHARED)
- * or global memory. Called by the whole warp. */
-template <int PADDED, bool SHARED>
+ * cluster left and adds it to the cluster joined; sums in shared or global
+ * memory. Called by the whole warp. */
+template <int PADDED>
 __device__ __forceinline__ void add_warp_moves(const AssignArgs &args, unsigned long long *sums, int *s_sizes,
                                                const WarpQueue &queue, int moves)
 {
@@ -1111,11 +1102,7 @@ __global__ void __launch_bounds__(kKmeansThreads, MINB)
 
     constexpr int kStride = PADDED + kScreenPad;  /* centroid j at j kStride */
     load_padded_centroids<PADDED, kStride>(s_centroids, args);
-    if (args.moves_shared)
-        for (size_t e = threadIdx.x; e < 2 * static_cast<size_t>(k) * args.n_vars; e += blockDim.x)
-            s_sums[e] = 0ull;
-    for (int j = threadIdx.x; j < k; j += blockDim.x)
-        s_sizes[j] = 0;
+    clear_sums(s_sums, s_sizes, args);
     __syncthreads();
     if (threadIdx.x < PADDED) {
         double sum = 0.0;
@@ -1227,9 +1214,9 @@ __global__ void __launch_bounds__(kKmeansThreads, MINB)
         __syncwarp();
         const int moves = __popc(movers);
         if (args.moves_shared)
-            add_warp_moves<PADDED, true>(args, s_sums, s_sizes, queue, moves);
+            add_warp_moves<PADDED>(args, s_sums, s_sizes, queue, moves);
         else
-            add_warp_moves<PADDED, false>(args, args.d_sums, s_sizes, queue, moves);
+            add_warp_moves<PADDED>(args, args.d_sums, s_sizes, queue, moves);
         if (lane < rest) {
             queue.rows[lane] = rest_row;
             queue.previous[lane] = rest_previous;
@@ -1348,19 +1335,9 @@ __global__ void __launch_bounds__(kKmeansThreads) assign_generic_kernel(const __
         if (previous != label) {
             args.d_labels[row] = label;
             ++changed;
-            for (int v = 0; v < n_vars; ++v) {
-                unsigned long long low, high;
-                to_fixed(__ldg(args.d_data + row + args.n_obs * static_cast<uint64_t>(v)), args.d_shift[v], low,
-                         high);
-                add_fixed(args.d_sums + 2 * (static_cast<size_t>(label) * n_vars + v), low, high);
-                if (previous >= 0) {
-                    negate_fixed(low, high);
-                    add_fixed(args.d_sums + 2 * (static_cast<size_t>(previous) * n_vars + v), low, high);
-                }
-            }
-            atomicAdd(args.d_sizes + label, 1ull);
-            if (previous >= 0)
-                atomicAdd(args.d_sizes + previous, ~0ull);  /* -1 */
+            for (int v = 0; v < n_vars; ++v)
+                move_value(args.d_sums, args.d_sizes, n_vars, v, args.d_shift[v],
+                           __ldg(args.d_data + row + args.n_obs * static_cast<uint64_t>(v)), previous, label);
         }
     }
     if (args.moves) {
@@ -1590,15 +1567,8 @@ __global__ void apply_moves_kernel(const double *__restrict__ d_data, uint64_t n
     if (e >= static_cast<size_t>(count) * n_vars)
         return;
     const int i = static_cast<int>(e / n_vars), v = static_cast<int>(e % n_vars);
-    unsigned long long low, high;
-    to_fixed(d_data[rows[i] + n_obs * static_cast<uint64_t>(v)], d_shift[v], low, high);
-    add_fixed(d_sums + 2 * (static_cast<size_t>(to[i]) * n_vars + v), low, high);
-    negate_fixed(low, high);
-    add_fixed(d_sums + 2 * (static_cast<size_t>(from[i]) * n_vars + v), low, high);
-    if (v == 0) {
-        atomicAdd(d_sizes + to[i], 1ull);
-        atomicAdd(d_sizes + from[i], ~0ull);  /* -1 */
-    }
+    move_value(d_sums, d_sizes, n_vars, v, d_shift[v], d_data[rows[i] + n_obs * static_cast<uint64_t>(v)], from[i],
+               to[i]);
 }
 
 /* Each row's squared distance to its labelled centroid, summed over the
@@ -2052,12 +2022,13 @@ statgpu_cuda_status kmeans_begin(statgpu_cuda_state *state, const double *data, 
         ok = call.check(cudaFuncSetAttribute(sum_kernel_of(session), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              static_cast<int>(session->shared_bytes)),
                         "reserving shared memory for the k-means sums");
-    if (ok && session->move_shared_bytes > 48 * 1024)
+    /* The generic kernel runs both passes: the larger of its two plans. */
+    const size_t move_bytes = move_kernel_of(session) == sum_kernel_of(session)
+                                  ? std::max(session->move_shared_bytes, session->shared_bytes)
+                                  : session->move_shared_bytes;
+    if (ok && move_bytes > 48 * 1024)
         ok = call.check(cudaFuncSetAttribute(move_kernel_of(session), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             static_cast<int>(std::max(session->move_shared_bytes,
-                                                                       move_kernel_of(session) == sum_kernel_of(session)
-                                                                           ? session->shared_bytes
-                                                                           : 0))),
+                                             static_cast<int>(move_bytes)),
                         "reserving shared memory for the k-means assignment");
     if (ok) {
         /* The assignment's results do not depend on its grid (each row's
