@@ -13,6 +13,8 @@
  *                      shift, the sizes, the centroids' moves (for the
  *                      bounds) and the totals the host reads to decide
  *                      whether to stop.
+ * The host queues each pass before it reads the last one's totals (see
+ * kmeans_lloyd), so the GPU does not wait for the host between passes.
  * After the last assignment a summing pass (by the labels) gives the within
  * sums of squares and the inertia: a register or generic kernel adds each
  * row's squared distance to its centroid by reduce-by-key (accumulate_groups:
@@ -118,6 +120,10 @@ struct statgpu_cuda_kmeans_session {
     bool shifts_ready = false;               /* d_shift holds the data's (kmeans_lloyd's first call) */
     cudaEvent_t trace[3] = {};               /* STATGPU_CUDA_KMEANS_TRACE: the passes' kernels timed */
     double *h_totals = nullptr;     /* page-locked mirror of d_totals */
+    /* The passes queued ahead (see kmeans_lloyd): */
+    int *d_hold = nullptr;          /* 1: the queued pass does nothing (the last one settled or emptied a cluster) */
+    double *h_slots = nullptr;      /* page-locked: two passes' totals */
+    cudaEvent_t slot_read[2] = {};  /* each slot's totals on the host */
 };
 
 namespace statgpu_cuda {
@@ -166,6 +172,7 @@ struct AssignArgs {
     unsigned long long *d_pass;   /* kPassCount (moves) */
     const int *d_shift;           /* n_vars (moves) */
     int moves_shared;             /* the block gathers its moves in shared memory first */
+    const int *d_hold;            /* the assignment pass does nothing where *d_hold (kmeans_lloyd), or null */
 };
 
 /* The coordinates of the rows a warp of the generic kernel accumulates. */
@@ -737,6 +744,8 @@ template <int PADDED, int ROWS>
 __global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
     move_registers_kernel(const __grid_constant__ AssignArgs args)
 {
+    if (args.d_hold != nullptr && *args.d_hold != 0)
+        return;
     extern __shared__ double2 s_shared2[];  /* 16-byte aligned */
     double *s_shared = reinterpret_cast<double *>(s_shared2);
     const MoveLayout layout = move_layout(PADDED, args.n_vars, args.k, false, args.moves_shared != 0);
@@ -1081,6 +1090,8 @@ template <int PADDED, int MINB>
 __global__ void __launch_bounds__(kKmeansThreads, MINB)
     assign_screen_kernel(const __grid_constant__ AssignArgs args)
 {
+    if (args.d_hold != nullptr && *args.d_hold != 0)
+        return;
     constexpr int kK = PADDED < 16 ? PADDED : 16;
     constexpr int kChunks = PADDED / kK;
     constexpr int kSlots = kK / 4;
@@ -1278,6 +1289,8 @@ __global__ void __launch_bounds__(kKmeansThreads, MINB)
  * block's partials, with its squared distance. */
 __global__ void __launch_bounds__(kKmeansThreads) assign_generic_kernel(const __grid_constant__ AssignArgs args)
 {
+    if (args.d_hold != nullptr && *args.d_hold != 0)
+        return;
     extern __shared__ double2 s_shared2[];
     double *s_shared = reinterpret_cast<double *>(s_shared2);
     const SharedLayout layout = shared_layout(0, args.n_vars, args.k, args.centroids_shared,
@@ -1500,10 +1513,13 @@ __global__ void __launch_bounds__(kReduceThreads)
     centroids_kernel(const unsigned long long *__restrict__ d_sums, const unsigned long long *__restrict__ d_sizes,
                      unsigned long long *d_pass, const int *__restrict__ d_shift, int n_vars, int k,
                      const double *__restrict__ d_centroids, double *__restrict__ d_next,
-                     double *__restrict__ d_counts, double *__restrict__ d_totals, double *__restrict__ d_drift)
+                     double *__restrict__ d_counts, double *__restrict__ d_totals, double *__restrict__ d_drift,
+                     int *d_hold)
 {
     __shared__ double s_shift[kReduceThreads];
     __shared__ unsigned s_empty;
+    if (d_hold != nullptr && *d_hold != 0)  /* thread 0 writes it after the barriers below */
+        return;
     if (threadIdx.x == 0)
         s_empty = 0;
     const size_t kd = static_cast<size_t>(k) * n_vars;
@@ -1536,6 +1552,9 @@ __global__ void __launch_bounds__(kReduceThreads)
         d_totals[kTotalInertia] = 0.0;  /* the summing pass's */
         d_totals[kTotalEmpty] = static_cast<double>(s_empty);
         d_totals[kTotalScreened] = static_cast<double>(d_pass[kPassScreened]);
+        /* The pass queued next is not wanted (no label changed) or waits for the host's re-seeding. */
+        if (d_hold != nullptr)
+            *d_hold = d_pass[kPassChanged] == 0ull || s_empty > 0 ? 1 : 0;
         d_pass[kPassChanged] = 0ull;
         d_pass[kPassScreened] = 0ull;
     }
@@ -1699,6 +1718,11 @@ void free_session(statgpu_cuda_kmeans_session *session)
         (void)cudaFree(session->d_distances);
     if (session->h_totals != nullptr)
         (void)cudaFreeHost(session->h_totals);
+    if (session->h_slots != nullptr)
+        (void)cudaFreeHost(session->h_slots);
+    for (cudaEvent_t event : session->slot_read)
+        if (event != nullptr)
+            (void)cudaEventDestroy(event);
     for (cudaEvent_t event : session->trace)
         if (event != nullptr)
             (void)cudaEventDestroy(event);
@@ -1735,6 +1759,7 @@ AssignArgs pass_args(const statgpu_cuda_kmeans_session *session, bool moves)
     args.d_pass = session->d_pass;
     args.d_shift = session->d_shift;
     args.moves_shared = session->moves_shared;
+    args.d_hold = moves ? session->d_hold : nullptr;
     return args;
 }
 
@@ -1748,33 +1773,47 @@ bool read_totals(CallStatus &call, statgpu_cuda_kmeans_session *session)
            call.check(cudaStreamSynchronize(stream), "running a k-means iteration");
 }
 
-/* The new centroids (d_next) and the totals from the exact sums. */
-bool launch_centroids(CallStatus &call, statgpu_cuda_kmeans_session *session)
+/* The new centroids (d_next) and the totals from the exact sums; with
+ * `hold`, nothing where *d_hold, and *d_hold set for the pass after. */
+bool launch_centroids(CallStatus &call, statgpu_cuda_kmeans_session *session, bool hold = false)
 {
     centroids_kernel<<<1, kReduceThreads, 0, session->state->stream>>>(
         session->d_sums, session->d_sizes, session->d_pass, session->d_shift, session->n_vars, session->k,
         session->d_centroids, session->d_next, session->d_counts, session->d_totals,
-        session->use_bounds ? session->d_drift : nullptr);
+        session->use_bounds ? session->d_drift : nullptr, hold ? session->d_hold : nullptr);
     return call.check(cudaGetLastError(), "launching the k-means centroid update");
 }
 
-/* One assignment: the labels, the moved rows into the exact sums, then the
- * new centroids and the totals, read back into session->h_totals. */
-bool assign_pass(CallStatus &call, statgpu_cuda_kmeans_session *session)
+/* Queues one assignment: the labels, the moved rows into the exact sums,
+ * the new centroids and the totals, copied into totals slot `slot` (read
+ * by wait_pass). Nothing where *d_hold. */
+bool queue_pass(CallStatus &call, statgpu_cuda_kmeans_session *session, int slot)
 {
+    cudaStream_t stream = session->state->stream;
     const AssignArgs args = pass_args(session, true);
     if (session->trace[0] != nullptr)
-        (void)cudaEventRecord(session->trace[0], session->state->stream);
-    move_kernel_of(session)<<<session->move_grid, kKmeansThreads, session->move_shared_bytes,
-                              session->state->stream>>>(args);
+        (void)cudaEventRecord(session->trace[0], stream);
+    move_kernel_of(session)<<<session->move_grid, kKmeansThreads, session->move_shared_bytes, stream>>>(args);
     if (session->trace[1] != nullptr)
-        (void)cudaEventRecord(session->trace[1], session->state->stream);
-    if (!call.check(cudaGetLastError(), "launching the k-means assignment") || !launch_centroids(call, session))
+        (void)cudaEventRecord(session->trace[1], stream);
+    if (!call.check(cudaGetLastError(), "launching the k-means assignment") || !launch_centroids(call, session, true))
         return false;
     if (session->trace[2] != nullptr)
-        (void)cudaEventRecord(session->trace[2], session->state->stream);
+        (void)cudaEventRecord(session->trace[2], stream);
     session->bounds_ready = true;
-    return read_totals(call, session);
+    return call.check(cudaMemcpyAsync(session->h_slots + slot * kTotalCount, session->d_totals,
+                                      kTotalCount * sizeof(double), cudaMemcpyDeviceToHost, stream),
+                      "reading the k-means totals") &&
+           call.check(cudaEventRecord(session->slot_read[slot], stream), "recording an event");
+}
+
+/* Waits for the pass queued in `slot`; its totals into session->h_totals. */
+bool wait_pass(CallStatus &call, statgpu_cuda_kmeans_session *session, int slot)
+{
+    if (!call.check(cudaEventSynchronize(session->slot_read[slot]), "running a k-means iteration"))
+        return false;
+    std::memcpy(session->h_totals, session->h_slots + slot * kTotalCount, kTotalCount * sizeof(double));
+    return true;
 }
 
 /* The summing pass: every row's squared distance to its labelled centroid,
@@ -2013,11 +2052,15 @@ statgpu_cuda_status kmeans_begin(statgpu_cuda_state *state, const double *data, 
         {reinterpret_cast<void **>(&session->d_pass), kPassCount * sizeof(unsigned long long)},
         {reinterpret_cast<void **>(&session->d_shift), n_vars * sizeof(int)},
         {reinterpret_cast<void **>(&session->d_largest), n_vars * sizeof(unsigned long long)},
+        {reinterpret_cast<void **>(&session->d_hold), sizeof(int)},
     };
     bool ok = call.check(carve_session_arrays(state, arrays, sizeof arrays / sizeof arrays[0]),
                          "allocating the k-means arrays") &&
               call.check(cudaMemsetAsync(session->d_counter, 0, sizeof(unsigned), stream), "clearing the k-means counter") &&
-              call.check(cudaMallocHost(&session->h_totals, kTotalCount * sizeof(double)), "allocating the totals");
+              call.check(cudaMallocHost(&session->h_totals, kTotalCount * sizeof(double)), "allocating the totals") &&
+              call.check(cudaMallocHost(&session->h_slots, 2 * kTotalCount * sizeof(double)), "allocating the totals") &&
+              call.check(cudaEventCreateWithFlags(&session->slot_read[0], cudaEventDisableTiming), "creating an event") &&
+              call.check(cudaEventCreateWithFlags(&session->slot_read[1], cudaEventDisableTiming), "creating an event");
     if (ok && session->shared_bytes > 48 * 1024)
         ok = call.check(cudaFuncSetAttribute(sum_kernel_of(session), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              static_cast<int>(session->shared_bytes)),
@@ -2097,23 +2140,37 @@ statgpu_cuda_status kmeans_lloyd(statgpu_cuda_kmeans_session *session, size_t ma
                     "clearing the k-means sizes") ||
         !call.check(cudaMemsetAsync(session->d_pass, 0, kPassCount * sizeof(unsigned long long), stream),
                     "clearing the k-means counters") ||
+        !call.check(cudaMemsetAsync(session->d_hold, 0, sizeof(int), stream), "clearing the k-means counters") ||
         !prepare_shifts(call, session))
         return call.status();
 
-    bool settled = false;  /* the last assignment changed no label */
     /* STATGPU_CUDA_KMEANS_TRACE=1: each assignment's screened rows on stderr. */
     const char *trace_mode = std::getenv("STATGPU_CUDA_KMEANS_TRACE");
     const bool trace = session->screen && trace_mode != nullptr && std::strcmp(trace_mode, "1") == 0;
     for (cudaEvent_t &event : session->trace)
         if (trace && event == nullptr && cudaEventCreate(&event) != cudaSuccess)
             event = nullptr;
+    /* Pass i + 1 is queued before pass i's totals are read (one pass ahead,
+     * so that the GPU does not wait for the host between passes): it is
+     * wanted after every pass but one that changed no label (then the
+     * labels are final) or emptied a cluster (then the host re-seeds
+     * first), and in those two cases centroids_kernel has set d_hold and
+     * the queued pass does nothing. The pass after the last iteration is
+     * the one that gives every row its nearest centroid. The trace times
+     * one pass at a time. */
+    bool settled = false;  /* the last assignment changed no label */
+    int slot = 0;          /* the totals' slot of the pass waited for next */
+    if (cancelled != nullptr && cancelled(cancel_user_data) != 0) {
+        call.fail(STATGPU_CUDA_CANCELLED, "cancelled");
+        return call.status();
+    }
+    if (!queue_pass(call, session, slot))
+        return call.status();
     while (run->iterations < max_iterations) {
-        if (cancelled != nullptr && cancelled(cancel_user_data) != 0) {
-            (void)cudaStreamSynchronize(stream);
-            call.fail(STATGPU_CUDA_CANCELLED, "cancelled");
-            return call.status();
-        }
-        if (!assign_pass(call, session))
+        /* The next pass, ahead, with this pass's new centroids. */
+        std::swap(session->d_centroids, session->d_next);
+        const bool ahead = !trace;
+        if ((ahead && !queue_pass(call, session, slot ^ 1)) || !wait_pass(call, session, slot))
             return call.status();
         ++run->iterations;
         if (trace)
@@ -2122,29 +2179,50 @@ statgpu_cuda_status kmeans_lloyd(statgpu_cuda_kmeans_session *session, size_t ma
                          1e3 * elapsed_ms(session->trace[0], session->trace[1]),
                          1e3 * elapsed_ms(session->trace[1], session->trace[2]));
         double changed = session->h_totals[kTotalChanged];
+        bool next_queued = ahead;
         if (session->h_totals[kTotalEmpty] > 0.0) {
+            /* The pass ahead did nothing (d_hold): re-seed from this pass's
+             * centroids, then queue the next pass afresh. */
+            if (ahead && !call.check(cudaStreamSynchronize(stream), "running a k-means iteration"))
+                return call.status();
+            std::swap(session->d_centroids, session->d_next);
             size_t moved = 0;
-            if (!reseed_empty(call, session, &moved))
+            if (!reseed_empty(call, session, &moved) ||
+                !call.check(cudaMemsetAsync(session->d_hold, 0, sizeof(int), stream), "re-seeding empty clusters"))
                 return call.status();
             changed += static_cast<double>(moved);
             run->reseed_count += moved;
+            std::swap(session->d_centroids, session->d_next);
+            next_queued = false;
         }
         const double shift = session->h_totals[kTotalShift];
-        std::swap(session->d_centroids, session->d_next);
-        /* scikit-learn's order: unchanged labels first, then the tolerance. */
+        slot ^= 1;
+        /* scikit-learn's order: unchanged labels first, then the tolerance.
+         * The pass ahead of a pass that changed nothing did nothing. */
         if (changed == 0.0) {
             settled = true;
             run->converged = 1;
             break;
         }
+        if (!next_queued && !queue_pass(call, session, slot))
+            return call.status();
         if (shift <= absolute_tolerance) {
             run->converged = 1;
             break;
         }
+        if (cancelled != nullptr && cancelled(cancel_user_data) != 0) {
+            (void)cudaStreamSynchronize(stream);
+            call.fail(STATGPU_CUDA_CANCELLED, "cancelled");
+            return call.status();
+        }
     }
-    /* Labels are each row's nearest centroid: one more assignment unless the
-     * last one changed nothing; then the within sums of squares. */
-    if ((!settled && !assign_pass(call, session)) || !sum_pass(call, session))
+    /* Labels are each row's nearest centroid: the pass queued after the last
+     * iteration (when that one changed nothing, the queued pass did nothing
+     * and the labels already were); then the within sums of squares. */
+    if (settled ? !call.check(cudaStreamSynchronize(stream), "running a k-means iteration")
+                : !wait_pass(call, session, slot))
+        return call.status();
+    if (!sum_pass(call, session))
         return call.status();
     if (!call.check(cudaEventRecord(events[kEventData], stream), "recording an event"))
         return call.status();
