@@ -85,7 +85,6 @@ struct statgpu_cuda_kmeans_session {
     int screen = 0;             /* the tensor-core screen (assign_screen_kernel) */
     int copies = 0;             /* shared accumulators per block; 0: the block's global slot */
     int copies_log2 = 0;        /* log2 of max(copies, 1) */
-    int acc_stride = 0;         /* a cluster's sums in a shared accumulator */
     size_t shared_bytes = 0;    /* the summing pass (by labels) */
     int moves_shared = 0;       /* the assignment's moves gathered in shared sums (else global) */
     size_t move_shared_bytes = 0;  /* the assignment pass */
@@ -93,7 +92,7 @@ struct statgpu_cuda_kmeans_session {
     int move_grid = 1;             /* ... and blocks: as many as the GPU runs at once */
     int grid = 1;
     uint64_t tile_count = 0;
-    size_t partial_stride = 0;  /* doubles per block: k x (n_vars + 2) + 3 */
+    size_t partial_stride = 0;  /* doubles per block: 2 k + 3 (within sums of squares, counts, totals) */
 
     double *d_data = nullptr;       /* n_obs x n_vars, column-major, leading dimension n_obs */
     int32_t *d_labels = nullptr;    /* n_obs */
@@ -137,7 +136,7 @@ constexpr int kKmeansWarps = kKmeansThreads / 32;
 constexpr int kKmeansGrid = 264;
 /* The shared-memory budget the plan is made for. */
 constexpr size_t kSharedBudget = 96 * 1024;
-/* The partials (grid x k x (n_vars + 2) doubles) stay below this many doubles. */
+/* The partials (grid x (2 k + 3) doubles) stay below this many doubles. */
 constexpr size_t kPartialsMax = size_t{1} << 25;
 
 /* The totals the host reads each iteration. */
@@ -161,7 +160,6 @@ struct AssignArgs {
     int centroids_shared;
     int copies;
     int copies_log2;       /* log2 of max(copies, 1): copies is 0 or a power of two */
-    int acc_stride;        /* a cluster's sums in a shared accumulator: n_vars, or n_vars + 1 when even */
     float *d_bounds;       /* the screen's rows' lower bounds (see assign_screen_kernel), or null */
     const double *d_drift; /* k: each centroid's move since the last assignment, rounded up */
     int bounds_valid;      /* d_bounds and d_drift hold the last assignment's */
@@ -175,41 +173,23 @@ struct AssignArgs {
     const int *d_hold;            /* the assignment pass does nothing where *d_hold (kmeans_lloyd), or null */
 };
 
-/* The coordinates of the rows a warp of the generic kernel accumulates. */
-struct GlobalRows {
-    const double *d_data;
-    uint64_t n_obs;
-    __device__ double operator()(int, uint64_t row, int v) const
-    {
-        return __ldg(d_data + row + n_obs * static_cast<uint64_t>(v));
-    }
-};
-
-/* The warp adds its 32 rows (lane r: row, label, squared distance, valid) to
- * the accumulator acc: sums at acc[label * n_vars + v], within sums of
- * squares at acc[k * n_vars + label], counts at acc[k * (n_vars + 1) + label];
- * and their distances to the warp's inertia (the same in every lane). Rows in
- * lane order, one variable per lane: a fixed order, and no two lanes ever
- * write the same place. Called by the whole warp. */
-template <typename Rows>
-__device__ __forceinline__ void accumulate_warp(double *acc, int n_vars, int k, const Rows &rows, uint64_t row,
-                                                int label, double distance, bool valid, double &inertia)
+/* The warp adds its 32 rows (lane r: label, squared distance, valid) to
+ * the accumulator acc: within sums of squares at acc[label], counts at
+ * acc[k + label]; and their distances to the warp's inertia (the same in
+ * every lane). Rows in lane order: a fixed order. Called by the whole warp. */
+__device__ __forceinline__ void accumulate_warp(double *acc, int k, int label, double distance, bool valid,
+                                                double &inertia)
 {
     const int lane = static_cast<int>(threadIdx.x & 31u);
     const unsigned valid_mask = __ballot_sync(0xffffffffu, valid);
-    double *sums = acc;
-    double *wss = acc + static_cast<size_t>(k) * n_vars;
-    double *counts = wss + k;
+    double *wss = acc;
+    double *counts = acc + k;
     for (int r = 0; r < 32; ++r) {
         const int label_r = __shfl_sync(0xffffffffu, label, r);
         const double distance_r = __shfl_sync(0xffffffffu, distance, r);
-        const uint64_t row_r = __shfl_sync(0xffffffffu, row, r);
         if (((valid_mask >> r) & 1u) == 0)
             continue;  /* the same for every lane */
         inertia += distance_r;
-        double *cluster = sums + static_cast<size_t>(label_r) * n_vars;
-        for (int v = lane; v < n_vars; v += 32)
-            cluster[v] += rows(r, row_r, v);
         if (lane == 0) {
             wss[label_r] += distance_r;
             counts[label_r] += 1.0;
@@ -220,13 +200,11 @@ __device__ __forceinline__ void accumulate_warp(double *acc, int n_vars, int k, 
 /* The block's accumulators: `copies` of them in shared memory (warp w uses
  * copy w % copies, warps sharing a copy take turns in warp order), or, when
  * copies is 0, the block's slot of the global partials, one warp at a time. */
-template <typename Rows>
-__device__ __forceinline__ void accumulate_block(double *s_acc, double *d_slot, int copies, int n_vars, int k,
-                                                 const Rows &rows, uint64_t row, int label, double distance,
-                                                 bool valid, double &inertia)
+__device__ __forceinline__ void accumulate_block(double *s_acc, double *d_slot, int copies, int k, int label,
+                                                 double distance, bool valid, double &inertia)
 {
     const int warp = static_cast<int>(threadIdx.x >> 5);
-    const size_t acc_size = static_cast<size_t>(k) * (n_vars + 2);
+    const size_t acc_size = 2 * static_cast<size_t>(k);
     const int groups = copies > 0 ? copies : 1;
     double *acc = copies > 0 ? s_acc + static_cast<size_t>(warp % groups) * acc_size : d_slot;
     const int turns = kKmeansWarps / groups;
@@ -234,86 +212,58 @@ __device__ __forceinline__ void accumulate_block(double *s_acc, double *d_slot, 
         if (turns > 1)
             __syncthreads();
         if (warp / groups == turn)
-            accumulate_warp(acc, n_vars, k, rows, row, label, distance, valid, inertia);
+            accumulate_warp(acc, k, label, distance, valid, inertia);
     }
     if (turns > 1)
         __syncthreads();
 }
 
-/* The warp adds its 32 rows (lane r: the row's PADDED coordinates, zero past
- * n_vars, its squared distance, label and whether it is a row) to the
- * block's accumulators by reduce-by-key: the rows of one label form a group
- * (__match_any_sync), and the group's lowest lane adds the group's rows in
- * ascending lane order in registers (fetched by shuffles: step t, every
- * leader takes its group's t-th other row), then adds the
- * group's sums, distance sum and row count to its cluster's accumulator with
- * one read-modify-write per variable. Groups have distinct labels, so no two
- * lanes write the same place, and the order of every addition is a function
- * of the data alone. The shared copies' clusters lie acc_stride (odd) apart:
- * leaders with different labels fall in different banks. Warps sharing an
- * accumulator (copies < 8) take turns in warp order; copies == 0: the block's
- * global slot (stride n_vars). Called by the whole block. */
-template <int PADDED>
+/* The warp adds its 32 rows (lane r: its squared distance, label and
+ * whether it is a row) to the block's accumulators by reduce-by-key: the
+ * rows of one label form a group (__match_any_sync), and the group's lowest
+ * lane adds the group's distances in ascending lane order (fetched by
+ * shuffles), then adds the sum and the group's row count to its cluster's
+ * within sum of squares and count. Groups have distinct labels, so no two
+ * lanes write the same place, and the order of every addition is a
+ * function of the data alone. Warps sharing an accumulator (copies < 8)
+ * take turns in warp order; copies == 0: the block's global slot. Called by
+ * the whole block. */
 __device__ __forceinline__ void accumulate_groups(double *s_acc, double *d_slot, const AssignArgs &args,
-                                                  const double (&x)[PADDED], double distance, int label,
-                                                  bool valid)
+                                                  double distance, int label, bool valid)
 {
     const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
-    const int n_vars = args.n_vars, k = args.k;
+    const int k = args.k;
     const unsigned group = __match_any_sync(0xffffffffu, valid ? label : -1);
     const bool leader = valid && (__ffs(group) - 1) == lane;
-    double sums[PADDED + 1];
-#pragma unroll
-    for (int v = 0; v < PADDED; ++v)
-        sums[v] = x[v];
-    sums[PADDED] = distance;
+    double sum = distance;
     unsigned rest = leader ? group & (group - 1u) : 0u;
     while (__any_sync(0xffffffffu, rest != 0u)) {
         const bool add = rest != 0u;
-        const int peer = add ? __ffs(rest) - 1 : lane;
-        /* The values of 8 variables at a time, then the adds in a branch
-         * (a select form took an add and two selects a double). */
-#pragma unroll
-        for (int v0 = 0; v0 < PADDED + 1; v0 += 8) {
-            double value[8];
-#pragma unroll
-            for (int v = v0; v < v0 + 8 && v <= PADDED; ++v)
-                value[v - v0] = __shfl_sync(0xffffffffu, v < PADDED ? x[v] : distance, peer);
-            if (add) {
-#pragma unroll
-                for (int v = v0; v < v0 + 8 && v <= PADDED; ++v)
-                    sums[v] += value[v - v0];
-            }
-        }
-        if (add)
+        const double value = __shfl_sync(0xffffffffu, distance, add ? __ffs(rest) - 1 : lane);
+        if (add) {
+            sum += value;
             rest &= rest - 1u;
+        }
     }
     /* The copies' count is a power of two (plan_kmeans): a shift and a
      * mask, where the divisions took some 30 instructions a call. */
     const int groups_log2 = args.copies_log2;
     const int turns = kKmeansWarps >> groups_log2;
     const double count = static_cast<double>(__popc(group));
-    /* One read-modify-write per variable; called with a shared or a
-     * global accumulator (shared- and global-memory instructions, where one
-     * pointer for both took generic ones). */
-    auto add_group = [&](double *acc, int stride) {
-        double *cluster = acc + static_cast<size_t>(label) * stride;
-#pragma unroll
-        for (int v = 0; v < PADDED; ++v)
-            if (v < n_vars)
-                cluster[v] += sums[v];
-        acc[static_cast<size_t>(k) * stride + label] += sums[PADDED];
-        acc[static_cast<size_t>(k) * (stride + 1) + label] += count;
+    /* Shared- and global-memory instructions, where one pointer for both
+     * took generic ones. */
+    auto add_group = [&](double *acc) {
+        acc[label] += sum;
+        acc[k + label] += count;
     };
     for (int turn = 0; turn < turns; ++turn) {
         if (turns > 1)
             __syncthreads();
         if (leader && (warp >> groups_log2) == turn) {
             if (args.copies > 0)
-                add_group(s_acc + static_cast<size_t>(warp & ((1 << groups_log2) - 1)) * k * (args.acc_stride + 2),
-                          args.acc_stride);
+                add_group(s_acc + static_cast<size_t>(warp & ((1 << groups_log2) - 1)) * 2 * k);
             else
-                add_group(d_slot, n_vars);
+                add_group(d_slot);
         }
     }
     /* The next call's leader of a label may be another lane of this warp:
@@ -355,7 +305,7 @@ __host__ __device__ inline size_t screen_doubles(int padded_vars, int k)
 }
 
 __host__ __device__ inline SharedLayout shared_layout(int padded_vars, int n_vars, int k, int centroids_shared,
-                                                      int copies, int acc_stride)
+                                                      int copies)
 {
     SharedLayout layout;
     size_t at = 0;
@@ -365,7 +315,7 @@ __host__ __device__ inline SharedLayout shared_layout(int padded_vars, int n_var
     else if (centroids_shared)
         at += static_cast<size_t>(k) * n_vars;
     layout.acc = at;
-    at += static_cast<size_t>(copies) * k * (acc_stride + 2);
+    at += static_cast<size_t>(copies) * 2 * k;  /* a copy: k within sums of squares, k counts */
     layout.warp_totals = at;
     at += 2 * kKmeansWarps;
     layout.total = at;
@@ -590,8 +540,7 @@ __device__ __forceinline__ void flush_sums(const AssignArgs &args, const unsigne
 __device__ __forceinline__ void clear_accumulators(double *s_acc, double *d_slot, const AssignArgs &args)
 {
     double *acc = args.copies > 0 ? s_acc : d_slot;
-    const size_t count = args.copies > 0 ? static_cast<size_t>(args.k) * (args.acc_stride + 2) * args.copies
-                                         : static_cast<size_t>(args.k) * (args.n_vars + 2);
+    const size_t count = 2 * static_cast<size_t>(args.k) * (args.copies > 0 ? args.copies : 1);
     for (size_t e = threadIdx.x; e < count; e += blockDim.x)
         acc[e] = 0.0;
 }
@@ -645,18 +594,12 @@ __device__ __forceinline__ void write_partials(double *s_acc, double *s_warp_tot
         s_warp_totals[kKmeansWarps + warp] = static_cast<double>(changed);
     }
     __syncthreads();
-    const size_t acc_size = static_cast<size_t>(args.k) * (args.n_vars + 2);
-    const size_t kd = static_cast<size_t>(args.k) * args.n_vars;
-    const size_t copy_size = static_cast<size_t>(args.k) * (args.acc_stride + 2);
+    const size_t acc_size = 2 * static_cast<size_t>(args.k);
     if (args.copies > 0)
         for (size_t e = threadIdx.x; e < acc_size; e += blockDim.x) {
-            /* Entry e of the slot (cluster j's sums at j * n_vars) in the
-             * shared copies (at j * acc_stride). */
-            const size_t at = e < kd ? (e / args.n_vars) * args.acc_stride + e % args.n_vars
-                                     : static_cast<size_t>(args.k) * args.acc_stride + (e - kd);
-            double sum = s_acc[at];
+            double sum = s_acc[e];
             for (int c = 1; c < args.copies; ++c)
-                sum += s_acc[static_cast<size_t>(c) * copy_size + at];
+                sum += s_acc[static_cast<size_t>(c) * acc_size + e];
             d_slot[e] = sum;
         }
     if (threadIdx.x == 0) {
@@ -691,17 +634,18 @@ __device__ __forceinline__ double exact_distance(const double (&x)[PADDED], cons
 }
 
 /* The summing pass, n_vars <= PADDED: each row's squared distance to its
- * labelled centroid (the difference form), and the clusters' sums, within
- * sums of squares, sizes and the inertia by reduce-by-key into the block's
- * partials; each thread keeps ROWS rows' coordinates in registers, tile t
- * holds rows t * 256 ROWS + s * 256 + thread. */
+ * labelled centroid (the difference form), and the clusters' within sums of
+ * squares, sizes and the inertia by reduce-by-key into the block's partials
+ * (the centroids come from the exact sums: no coordinate sums here); each
+ * thread keeps ROWS rows' coordinates in registers, tile t holds rows
+ * t * 256 ROWS + s * 256 + thread. */
 template <int PADDED, int ROWS>
 __global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
     sum_registers_kernel(const __grid_constant__ AssignArgs args)
 {
     extern __shared__ double2 s_shared2[];  /* 16-byte aligned */
     double *s_shared = reinterpret_cast<double *>(s_shared2);
-    const SharedLayout layout = shared_layout(PADDED, args.n_vars, args.k, 1, args.copies, args.acc_stride);
+    const SharedLayout layout = shared_layout(PADDED, args.n_vars, args.k, 1, args.copies);
     double *s_centroids = s_shared + layout.centroids;
     double *s_acc = s_shared + layout.acc;
     double *s_warp_totals = s_shared + layout.warp_totals;
@@ -726,7 +670,7 @@ __global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
             if (valid)
                 inertia += distance;
             /* The warp adds the rows of slot s by label. */
-            accumulate_groups<PADDED>(s_acc, d_slot, args, x, distance, label, valid);
+            accumulate_groups(s_acc, d_slot, args, distance, label, valid);
         }
     }
     /* The lanes' inertias added in a fixed butterfly: the same in every lane. */
@@ -1294,7 +1238,7 @@ __global__ void __launch_bounds__(kKmeansThreads) assign_generic_kernel(const __
     extern __shared__ double2 s_shared2[];
     double *s_shared = reinterpret_cast<double *>(s_shared2);
     const SharedLayout layout = shared_layout(0, args.n_vars, args.k, args.centroids_shared,
-                                              args.moves ? 0 : args.copies, args.acc_stride);
+                                              args.moves ? 0 : args.copies);
     double *s_centroids = s_shared + layout.centroids;
     double *s_acc = s_shared + layout.acc;
     double *s_warp_totals = s_shared + layout.warp_totals;
@@ -1323,14 +1267,13 @@ __global__ void __launch_bounds__(kKmeansThreads) assign_generic_kernel(const __
     };
     double inertia = 0.0;
     unsigned changed = 0;
-    const GlobalRows rows{args.d_data, args.n_obs};
     for (uint64_t tile = blockIdx.x; tile < args.tile_count; tile += gridDim.x) {
         const uint64_t row = tile * kKmeansThreads + threadIdx.x;
         const bool valid = row < args.n_obs;
         if (!args.moves) {
             const int label = valid ? args.d_labels[row] : 0;
             const double distance = valid ? distance_to(row, label) : 0.0;
-            accumulate_block(s_acc, d_slot, args.copies, n_vars, k, rows, row, label, distance, valid, inertia);
+            accumulate_block(s_acc, d_slot, args.copies, k, label, distance, valid, inertia);
             continue;
         }
         if (!valid)
@@ -1390,16 +1333,13 @@ __device__ __forceinline__ void write_drift(const double *d_centroids, const dou
     }
 }
 
-/* The blocks' partials added and the new centroids and totals, in one
- * launch of ceil(partial_stride / 32) blocks of kReduceThreads threads. Block
- * c takes the 32 entries 32c + lane of the partials; its warp w adds the
- * partials of blocks w, w + kReduceWarps, ... in order, then lane l of warp 0
- * adds the warps' sums in warp order (a fixed order: the same bits every
- * run). The last block to finish (an integer counter) forms the new
- * centroids (a cluster with no rows keeps its centroid), the squared moves'
- * sum (each thread's entries in order, then a fixed tree), the counts, the
- * within sums of squares and the totals the host reads, and re-arms the
- * counter. */
+/* The summing pass's partials added, in one launch of ceil(partial_stride /
+ * 32) blocks of kReduceThreads threads. Block c takes the 32 entries
+ * 32c + lane of the partials; its warp w adds the partials of blocks w,
+ * w + kReduceWarps, ... in order, then lane l of warp 0 adds the warps' sums
+ * in warp order (a fixed order: the same bits every run). The last block to
+ * finish (an integer counter) writes the counts, the within sums of squares
+ * and the totals the host reads, and re-arms the counter. */
 constexpr int kReduceThreads = 512;
 constexpr int kReduceWarps = kReduceThreads / 32;
 
@@ -1420,13 +1360,11 @@ __device__ __forceinline__ void add_block_totals(double *s_shift, double shift, 
 }
 
 __global__ void __launch_bounds__(kReduceThreads)
-    reduce_kernel(const double *__restrict__ d_partials, size_t partial_stride, int blocks, int n_vars, int k,
-                  double *d_reduced, unsigned *d_counter, const double *__restrict__ d_centroids,
-                  double *__restrict__ d_next, double *__restrict__ d_counts, double *__restrict__ d_wss,
-                  double *__restrict__ d_totals, double *__restrict__ d_drift)
+    reduce_kernel(const double *__restrict__ d_partials, size_t partial_stride, int blocks, int k,
+                  double *d_reduced, unsigned *d_counter, double *__restrict__ d_counts, double *__restrict__ d_wss,
+                  double *__restrict__ d_totals)
 {
     __shared__ double s_part[kReduceWarps][32];
-    __shared__ double s_shift[kReduceThreads];
     __shared__ bool s_last;
     __shared__ unsigned s_empty;
     const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
@@ -1469,36 +1407,22 @@ __global__ void __launch_bounds__(kReduceThreads)
         return;
     __threadfence();
 
-    const size_t kd = static_cast<size_t>(k) * n_vars;
-    double shift = 0.0;
-    for (size_t e = threadIdx.x; e < kd; e += blockDim.x) {
-        const size_t j = e / n_vars, v = e % n_vars;
-        const double count = __ldcg(d_reduced + kd + k + j);
-        const size_t at = j + static_cast<size_t>(k) * v;
-        const double old = d_centroids[at];
-        const double moved_to = count > 0.0 ? __ldcg(d_reduced + e) / count : old;
-        const double difference = moved_to - old;
-        d_next[at] = moved_to;
-        shift = __fma_rn(difference, difference, shift);
-    }
-    if (d_drift != nullptr) {
-        __syncthreads();  /* d_next, written by this block */
-        write_drift(d_centroids, d_next, n_vars, k, d_drift);
-    }
     unsigned empty = 0;
     for (size_t j = threadIdx.x; j < static_cast<size_t>(k); j += blockDim.x) {
-        const double count = __ldcg(d_reduced + kd + k + j);
+        const double count = __ldcg(d_reduced + k + j);
         d_counts[j] = count;
-        d_wss[j] = __ldcg(d_reduced + kd + j);
+        d_wss[j] = __ldcg(d_reduced + j);
         empty += count == 0.0 ? 1u : 0u;
     }
-    add_block_totals(s_shift, shift, &s_empty, empty);
+    if (empty > 0)
+        atomicAdd(&s_empty, empty);
+    __syncthreads();
     if (threadIdx.x == 0) {
-        d_totals[kTotalChanged] = __ldcg(d_reduced + kd + 2 * k + 1);
-        d_totals[kTotalShift] = s_shift[0];
-        d_totals[kTotalInertia] = __ldcg(d_reduced + kd + 2 * k);
+        d_totals[kTotalChanged] = __ldcg(d_reduced + 2 * k + 1);
+        d_totals[kTotalShift] = 0.0;
+        d_totals[kTotalInertia] = __ldcg(d_reduced + 2 * k);
         d_totals[kTotalEmpty] = static_cast<double>(s_empty);
-        d_totals[kTotalScreened] = __ldcg(d_reduced + kd + 2 * k + 2);
+        d_totals[kTotalScreened] = __ldcg(d_reduced + 2 * k + 2);
         *d_counter = 0u;
     }
 }
@@ -1628,16 +1552,15 @@ void plan_kmeans(statgpu_cuda_kmeans_session *session, size_t budget, bool fp64_
     const int d = session->n_vars, k = session->k;
     const auto bytes = [](size_t doubles) { return doubles * sizeof(double); };
     int padded = d <= 4 ? 4 : d <= 8 ? 8 : d <= 16 ? 16 : d <= 32 ? 32 : 0;
-    if (padded > 0 && (bytes(shared_layout(padded, d, k, 1, 0, d).total) > budget ||
+    if (padded > 0 && (bytes(shared_layout(padded, d, k, 1, 0).total) > budget ||
                        bytes(move_layout(padded, d, k, false, false).total) > budget))
         padded = 0;
-    const int acc_stride = padded > 0 ? (d | 1) : d;
     int centroids_shared = 1;
-    if (padded == 0 && bytes(shared_layout(0, d, k, 1, 0, d).total) > budget / 2)
+    if (padded == 0 && bytes(shared_layout(0, d, k, 1, 0).total) > budget / 2)
         centroids_shared = 0;
     int copies = 0;
     for (int c = kKmeansWarps; c >= 1; c /= 2)
-        if (bytes(shared_layout(padded, d, k, centroids_shared, c, acc_stride).total) <= budget) {
+        if (bytes(shared_layout(padded, d, k, centroids_shared, c).total) <= budget) {
             copies = c;
             break;
         }
@@ -1652,21 +1575,20 @@ void plan_kmeans(statgpu_cuda_kmeans_session *session, size_t budget, bool fp64_
     session->copies_log2 = 0;
     while ((2 << session->copies_log2) <= copies)  /* copies is 0 or a power of two */
         ++session->copies_log2;
-    session->acc_stride = acc_stride;
-    session->shared_bytes = bytes(shared_layout(padded, d, k, centroids_shared, copies, acc_stride).total);
+    session->shared_bytes = bytes(shared_layout(padded, d, k, centroids_shared, copies).total);
     if (padded > 0) {
         session->moves_shared = bytes(move_layout(padded, d, k, screen, true).total) <= budget ? 1 : 0;
         session->move_shared_bytes = bytes(move_layout(padded, d, k, screen, session->moves_shared != 0).total);
     } else {
         session->moves_shared = 0;
-        session->move_shared_bytes = bytes(shared_layout(0, d, k, centroids_shared, 0, d).total);
+        session->move_shared_bytes = bytes(shared_layout(0, d, k, centroids_shared, 0).total);
     }
     const uint64_t tile_rows = static_cast<uint64_t>(kKmeansThreads) * session->rows_per_thread;
     session->tile_count = (session->n_obs + tile_rows - 1) / tile_rows;
     /* The screen's warps take chunks of 32 rows: 8 a block's "tile". */
     const uint64_t move_tile_rows = static_cast<uint64_t>(kKmeansThreads) * (screen ? 1 : session->rows_per_thread);
     session->move_tile_count = (session->n_obs + move_tile_rows - 1) / move_tile_rows;
-    session->partial_stride = static_cast<size_t>(k) * (d + 2) + 3;
+    session->partial_stride = 2 * static_cast<size_t>(k) + 3;
     const uint64_t by_memory = std::max<uint64_t>(1, kPartialsMax / session->partial_stride);
     session->grid = static_cast<int>(
         std::min<uint64_t>({static_cast<uint64_t>(kKmeansGrid), session->tile_count, by_memory}));
@@ -1748,7 +1670,6 @@ AssignArgs pass_args(const statgpu_cuda_kmeans_session *session, bool moves)
     args.centroids_shared = session->centroids_shared;
     args.copies = session->copies;
     args.copies_log2 = session->copies_log2;
-    args.acc_stride = session->acc_stride;
     args.d_bounds = session->use_bounds ? session->d_bounds : nullptr;
     args.d_drift = session->d_drift;
     args.bounds_valid = session->use_bounds && session->bounds_ready && moves ? 1 : 0;
@@ -1827,10 +1748,8 @@ bool sum_pass(CallStatus &call, statgpu_cuda_kmeans_session *session)
         return false;
     const unsigned blocks = static_cast<unsigned>((session->partial_stride + 31) / 32);
     reduce_kernel<<<blocks, kReduceThreads, 0, stream>>>(session->d_partials, session->partial_stride, session->grid,
-                                                         session->n_vars, session->k, session->d_reduced,
-                                                         session->d_counter, session->d_centroids, session->d_next,
-                                                         session->d_counts, session->d_wss, session->d_totals,
-                                                         nullptr);
+                                                         session->k, session->d_reduced, session->d_counter,
+                                                         session->d_counts, session->d_wss, session->d_totals);
     return call.check(cudaGetLastError(), "launching the k-means sums' reduction") && read_totals(call, session);
 }
 
