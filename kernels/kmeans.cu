@@ -118,10 +118,10 @@ struct statgpu_cuda_kmeans_session {
     unsigned long long *d_largest = nullptr; /* n_vars: the largest |x| of each variable, as bits */
     bool shifts_ready = false;               /* d_shift holds the data's (kmeans_lloyd's first call) */
     cudaEvent_t trace[3] = {};               /* STATGPU_CUDA_KMEANS_TRACE: the passes' kernels timed */
-    double *h_totals = nullptr;     /* page-locked mirror of d_totals */
+    double *h_totals = nullptr;     /* page-locked: d_totals as last read, then two passes' slots */
     /* The passes queued ahead (see kmeans_lloyd): */
     int *d_hold = nullptr;          /* 1: the queued pass does nothing (the last one settled or emptied a cluster) */
-    double *h_slots = nullptr;      /* page-locked: two passes' totals */
+    double *h_slots = nullptr;      /* h_totals + kTotalCount: two passes' totals */
     cudaEvent_t slot_read[2] = {};  /* each slot's totals on the host */
 };
 
@@ -1640,8 +1640,6 @@ void free_session(statgpu_cuda_kmeans_session *session)
         (void)cudaFree(session->d_distances);
     if (session->h_totals != nullptr)
         (void)cudaFreeHost(session->h_totals);
-    if (session->h_slots != nullptr)
-        (void)cudaFreeHost(session->h_slots);
     for (cudaEvent_t event : session->slot_read)
         if (event != nullptr)
             (void)cudaEventDestroy(event);
@@ -1976,10 +1974,11 @@ statgpu_cuda_status kmeans_begin(statgpu_cuda_state *state, const double *data, 
     bool ok = call.check(carve_session_arrays(state, arrays, sizeof arrays / sizeof arrays[0]),
                          "allocating the k-means arrays") &&
               call.check(cudaMemsetAsync(session->d_counter, 0, sizeof(unsigned), stream), "clearing the k-means counter") &&
-              call.check(cudaMallocHost(&session->h_totals, kTotalCount * sizeof(double)), "allocating the totals") &&
-              call.check(cudaMallocHost(&session->h_slots, 2 * kTotalCount * sizeof(double)), "allocating the totals") &&
+              call.check(cudaMallocHost(&session->h_totals, 3 * kTotalCount * sizeof(double)), "allocating the totals") &&
               call.check(cudaEventCreateWithFlags(&session->slot_read[0], cudaEventDisableTiming), "creating an event") &&
               call.check(cudaEventCreateWithFlags(&session->slot_read[1], cudaEventDisableTiming), "creating an event");
+    if (ok)
+        session->h_slots = session->h_totals + kTotalCount;
     if (ok && session->shared_bytes > 48 * 1024)
         ok = call.check(cudaFuncSetAttribute(sum_kernel_of(session), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              static_cast<int>(session->shared_bytes)),
@@ -2077,13 +2076,15 @@ statgpu_cuda_status kmeans_lloyd(statgpu_cuda_kmeans_session *session, size_t ma
      * the queued pass does nothing. The pass after the last iteration is
      * the one that gives every row its nearest centroid. The trace times
      * one pass at a time. */
-    bool settled = false;  /* the last assignment changed no label */
-    int slot = 0;          /* the totals' slot of the pass waited for next */
-    if (cancelled != nullptr && cancelled(cancel_user_data) != 0) {
+    const auto cancel = [&]() {
+        if (cancelled == nullptr || cancelled(cancel_user_data) == 0)
+            return false;
+        (void)cudaStreamSynchronize(stream);
         call.fail(STATGPU_CUDA_CANCELLED, "cancelled");
-        return call.status();
-    }
-    if (!queue_pass(call, session, slot))
+        return true;
+    };
+    int slot = 0;  /* the totals' slot of the pass waited for next */
+    if (cancel() || !queue_pass(call, session, slot))
         return call.status();
     while (run->iterations < max_iterations) {
         /* The next pass, ahead, with this pass's new centroids. */
@@ -2101,9 +2102,8 @@ statgpu_cuda_status kmeans_lloyd(statgpu_cuda_kmeans_session *session, size_t ma
         bool next_queued = ahead;
         if (session->h_totals[kTotalEmpty] > 0.0) {
             /* The pass ahead did nothing (d_hold): re-seed from this pass's
-             * centroids, then queue the next pass afresh. */
-            if (ahead && !call.check(cudaStreamSynchronize(stream), "running a k-means iteration"))
-                return call.status();
+             * centroids (behind it on the stream), then queue the next pass
+             * afresh. */
             std::swap(session->d_centroids, session->d_next);
             size_t moved = 0;
             if (!reseed_empty(call, session, &moved) ||
@@ -2119,7 +2119,6 @@ statgpu_cuda_status kmeans_lloyd(statgpu_cuda_kmeans_session *session, size_t ma
         /* scikit-learn's order: unchanged labels first, then the tolerance.
          * The pass ahead of a pass that changed nothing did nothing. */
         if (changed == 0.0) {
-            settled = true;
             run->converged = 1;
             break;
         }
@@ -2129,18 +2128,13 @@ statgpu_cuda_status kmeans_lloyd(statgpu_cuda_kmeans_session *session, size_t ma
             run->converged = 1;
             break;
         }
-        if (cancelled != nullptr && cancelled(cancel_user_data) != 0) {
-            (void)cudaStreamSynchronize(stream);
-            call.fail(STATGPU_CUDA_CANCELLED, "cancelled");
+        if (cancel())
             return call.status();
-        }
     }
     /* Labels are each row's nearest centroid: the pass queued after the last
      * iteration (when that one changed nothing, the queued pass did nothing
-     * and the labels already were); then the within sums of squares. */
-    if (settled ? !call.check(cudaStreamSynchronize(stream), "running a k-means iteration")
-                : !wait_pass(call, session, slot))
-        return call.status();
+     * and the labels already were); then the within sums of squares, whose
+     * read-back waits for both. */
     if (!sum_pass(call, session))
         return call.status();
     if (!call.check(cudaEventRecord(events[kEventData], stream), "recording an event"))
