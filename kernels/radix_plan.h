@@ -220,11 +220,39 @@ STATGPU_HOST_DEVICE inline uint32_t cell_of(uint64_t key, const Bracket &b)
  * kCellBudget / (number of subdivided brackets) cells of 2^shift keys each;
  * a single key, a kSingleCell gap and anything else one cell. Returns the
  * cells used. */
+/* Whether a bracket of cells takes a share of the cell budget (more than
+ * one cell possible). */
+STATGPU_HOST_DEVICE inline bool shares_cell_budget(const Bracket &b)
+{
+    return (b.flags & kCells) && !(b.flags & kSingleCell) && b.hi > b.lo;
+}
+
+/* A bracket of cells' shift for its share `budget` of the cells, and its
+ * cells in *cells. */
+STATGPU_HOST_DEVICE inline uint32_t cell_shift(const Bracket &b, uint32_t budget, uint64_t *cells)
+{
+    const uint64_t span = b.hi - b.lo;  /* keys in the bracket, minus one */
+    uint32_t shift = 0;
+    *cells = 1;
+    if (!(b.flags & kSingleCell) && span > 0 && budget > 1) {
+        /* The smallest shift with span >> shift < budget: at most budget
+         * cells. From the bit lengths, then at most one step more. */
+        const int excess = bit_length(span) - bit_length(budget);
+        shift = excess > 0 ? static_cast<uint32_t>(excess) : 0u;
+        if ((span >> shift) >= budget)
+            ++shift;
+        *cells = (span >> shift) + 1;
+    } else if (span > 0) {
+        shift = 63;  /* one cell: every offset clamps to 0 */
+    }
+    return shift;
+}
+
 STATGPU_HOST_DEVICE inline uint32_t assign_cells(Bracket *brackets, uint32_t bracket_count)
 {
     uint32_t subdivided = 0;
     for (uint32_t j = 0; j < bracket_count; ++j)
-        if ((brackets[j].flags & kCells) && !(brackets[j].flags & kSingleCell) && brackets[j].hi > brackets[j].lo)
+        if (shares_cell_budget(brackets[j]))
             ++subdivided;
     const uint32_t budget = subdivided > 0 ? kCellBudget / subdivided : 1;
     uint32_t base = 0;
@@ -236,20 +264,8 @@ STATGPU_HOST_DEVICE inline uint32_t assign_cells(Bracket *brackets, uint32_t bra
             b.shift = 0;
             continue;
         }
-        const uint64_t span = b.hi - b.lo;  /* keys in the bracket, minus one */
-        uint32_t shift = 0;
-        uint64_t cells = 1;
-        if (!(b.flags & kSingleCell) && span > 0 && budget > 1) {
-            /* The smallest shift with span >> shift < budget: at most budget
-             * cells. From the bit lengths, then at most one step more. */
-            const int excess = bit_length(span) - bit_length(budget);
-            shift = excess > 0 ? static_cast<uint32_t>(excess) : 0u;
-            if ((span >> shift) >= budget)
-                ++shift;
-            cells = (span >> shift) + 1;
-        } else if (span > 0) {
-            shift = 63;  /* one cell: every offset clamps to 0 */
-        }
+        uint64_t cells;
+        const uint32_t shift = cell_shift(b, budget, &cells);
         b.cell_base = base;
         b.cell_count = static_cast<uint32_t>(cells);
         b.shift = shift;
@@ -421,6 +437,55 @@ STATGPU_HOST_DEVICE inline bool bracket_count_holds(const Plan &p, const unsigne
     return p.partition || !(b.flags & kCells) || prefix[b.cell_base + b.cell_count] - prefix[b.cell_base] == b.count;
 }
 
+/* The bracket that rank r, located at l, starts. */
+STATGPU_HOST_DEVICE inline Bracket bracket_of(const Located &l, uint32_t r)
+{
+    Bracket b{};
+    b.lo = l.lo;
+    b.hi = l.hi;
+    b.below = l.below;
+    b.count = l.count;
+    b.flags = l.compacted ? kCompact : 0u;  /* until classified: where its keys are */
+    b.rank_first = r;
+    b.rank_end = r + 1;
+    return b;
+}
+
+/* The segment that collects bracket b's keys. */
+STATGPU_HOST_DEVICE inline Segment segment_of(const Bracket &b)
+{
+    Segment segment;
+    segment.below = b.below;
+    segment.count = b.count;
+    segment.lo = b.lo;
+    segment.hi = b.hi;
+    segment.rank_first = b.rank_first;
+    segment.rank_end = b.rank_end;
+    return segment;
+}
+
+/* The next pass's source and output, once its brackets are kept: the
+ * compacted keys when they hold every bracket (else the same source again:
+ * a first-pass window that missed, or an overflow), and an output where the
+ * subdivided brackets' keys are few enough to compact. Returns whether they
+ * are (their brackets then take kCompact). */
+STATGPU_HOST_DEVICE inline bool choose_next_source(Plan &p, bool output_valid, bool all_compacted,
+                                                   uint64_t output_count, uint64_t subdivided_total)
+{
+    if (output_valid && all_compacted) {
+        p.source = p.output;
+        p.source_count = output_count;
+    }
+    const uint32_t target = p.source == kBufferA ? kBufferB : kBufferA;
+    p.output = kNoOutput;
+    if (subdivided_total > 0 && subdivided_total <= p.source_count / kCompactRatio &&
+        subdivided_total <= p.capacity[target]) {
+        p.output = target;
+        return true;
+    }
+    return false;
+}
+
 STATGPU_HOST_DEVICE inline void build_next(Plan *plan, const Located *located, const unsigned long long *prefix,
                                            const Counters &counters, const PassChecks *checks = nullptr)
 {
@@ -484,15 +549,7 @@ STATGPU_HOST_DEVICE inline void build_next(Plan *plan, const Located *located, c
             o.status = kInconsistent;
             return;
         }
-        Bracket b{};
-        b.lo = l.lo;
-        b.hi = l.hi;
-        b.below = l.below;
-        b.count = l.count;
-        b.flags = l.compacted ? kCompact : 0u;  /* until classified: where its keys are */
-        b.rank_first = r;
-        b.rank_end = r + 1;
-        p.brackets[count++] = b;
+        p.brackets[count++] = bracket_of(l, r);
     }
     uint32_t kept = 0;
     uint64_t subdivided_total = 0;
@@ -509,14 +566,7 @@ STATGPU_HOST_DEVICE inline void build_next(Plan *plan, const Located *located, c
         }
         if (b.count <= kSegmentCapacity) {
             const uint32_t s = o.segment_count++;
-            Segment segment;
-            segment.below = b.below;
-            segment.count = b.count;
-            segment.lo = b.lo;
-            segment.hi = b.hi;
-            segment.rank_first = b.rank_first;
-            segment.rank_end = b.rank_end;
-            p.segments[s] = segment;
+            p.segments[s] = segment_of(b);
             for (uint32_t r = b.rank_first; r < b.rank_end; ++r)
                 p.rank_state[r] = kRankCollected;
             b.flags = kCollect;
@@ -541,21 +591,10 @@ STATGPU_HOST_DEVICE inline void build_next(Plan *plan, const Located *located, c
         o.status = kInconsistent;
         return;
     }
-    /* Read the compacted keys when they hold every bracket; else the same
-     * source again (a first-pass window that missed, or an overflow). */
-    if (output_valid && all_compacted) {
-        p.source = p.output;
-        p.source_count = counters.output_count;
-    }
-    const uint32_t target = p.source == kBufferA ? kBufferB : kBufferA;
-    p.output = kNoOutput;
-    if (subdivided_total > 0 && subdivided_total <= p.source_count / kCompactRatio &&
-        subdivided_total <= p.capacity[target]) {
-        p.output = target;
+    if (choose_next_source(p, output_valid, all_compacted, counters.output_count, subdivided_total))
         for (uint32_t j = 0; j < kept; ++j)
             if (p.brackets[j].flags & kCells)
                 p.brackets[j].flags |= kCompact;
-    }
     p.cell_count = assign_cells(p.brackets, kept);
     p.threshold_count = 0;
     list_kernel_brackets(&p);

@@ -586,17 +586,8 @@ __device__ void build_next_block(Plan *plan, const Located *located, const unsig
             o.status = kInconsistent;
         return;
     }
-    if (starts) {
-        Bracket b{};
-        b.lo = l.lo;
-        b.hi = l.hi;
-        b.below = l.below;
-        b.count = l.count;
-        b.flags = l.compacted ? kCompact : 0u;  /* until classified: where its keys are */
-        b.rank_first = t;
-        b.rank_end = t + 1;
-        p.brackets[started_before] = b;
-    }
+    if (starts)
+        p.brackets[started_before] = bracket_of(l, t);
     __syncthreads();
     if (active && !starts)
         atomicMax(&p.brackets[started_before - 1].rank_end, t + 1);
@@ -624,14 +615,7 @@ __device__ void build_next_block(Plan *plan, const Located *located, const unsig
         }
     } else if (segment) {
         const uint32_t s = segments_before + static_cast<uint32_t>(before & 0xffffffffu);
-        Segment g;
-        g.below = b.below;
-        g.count = b.count;
-        g.lo = b.lo;
-        g.hi = b.hi;
-        g.rank_first = b.rank_first;
-        g.rank_end = b.rank_end;
-        p.segments[s] = g;
+        p.segments[s] = segment_of(b);
         for (uint32_t r = b.rank_first; r < b.rank_end; ++r)
             p.rank_state[r] = kRankCollected;
         b.flags = kCollect;
@@ -657,19 +641,7 @@ __device__ void build_next_block(Plan *plan, const Located *located, const unsig
             o.status = kInconsistent;
             go = false;
         } else {
-            /* Read the compacted keys when they hold every bracket; else the
-             * same source again. */
-            if (s_output_valid && all_compacted) {
-                p.source = p.output;
-                p.source_count = counters.output_count;
-            }
-            const uint32_t target = p.source == kBufferA ? kBufferB : kBufferA;
-            p.output = kNoOutput;
-            if (subdivided_total > 0 && subdivided_total <= p.source_count / kCompactRatio &&
-                subdivided_total <= p.capacity[target]) {
-                p.output = target;
-                mark = true;
-            }
+            mark = choose_next_source(p, s_output_valid != 0, all_compacted, counters.output_count, subdivided_total);
         }
         s_go = go;
         s_mark = mark;
@@ -683,24 +655,12 @@ __device__ void build_next_block(Plan *plan, const Located *located, const unsig
     const bool in = t < kept;
     if (in && s_mark && (mine.flags & kCells))
         mine.flags |= kCompact;
-    const bool split = in && (mine.flags & kCells) && !(mine.flags & kSingleCell) && mine.hi > mine.lo;
-    const uint32_t subdivided = static_cast<uint32_t>(__syncthreads_count(split));
+    const uint32_t subdivided = static_cast<uint32_t>(__syncthreads_count(in && shares_cell_budget(mine)));
     const uint32_t budget = subdivided > 0 ? kCellBudget / subdivided : 1;
     uint32_t shift = 0;
     uint64_t cells_here = 0;
-    if (in && (mine.flags & kCells)) {
-        const uint64_t span = mine.hi - mine.lo;
-        cells_here = 1;
-        if (!(mine.flags & kSingleCell) && span > 0 && budget > 1) {
-            const int excess = bit_length(span) - bit_length(budget);
-            shift = excess > 0 ? static_cast<uint32_t>(excess) : 0u;
-            if ((span >> shift) >= budget)
-                ++shift;
-            cells_here = (span >> shift) + 1;
-        } else if (span > 0) {
-            shift = 63;
-        }
-    }
+    if (in && (mine.flags & kCells))
+        shift = cell_shift(mine, budget, &cells_here);
     unsigned long long base, cell_total;
     PickScan(scan).ExclusiveSum(static_cast<unsigned long long>(static_cast<uint32_t>(cells_here)), base, cell_total);
     unsigned long long listed_before, listed;
