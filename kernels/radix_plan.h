@@ -216,10 +216,6 @@ STATGPU_HOST_DEVICE inline uint32_t cell_of(uint64_t key, const Bracket &b)
     return b.cell_base + static_cast<uint32_t>(min_u64(offset, b.cell_count - 1));
 }
 
-/* Splits each kCells bracket into cells: a subdivided bracket gets at most
- * kCellBudget / (number of subdivided brackets) cells of 2^shift keys each;
- * a single key, a kSingleCell gap and anything else one cell. Returns the
- * cells used. */
 /* Whether a bracket of cells takes a share of the cell budget (more than
  * one cell possible). */
 STATGPU_HOST_DEVICE inline bool shares_cell_budget(const Bracket &b)
@@ -248,6 +244,10 @@ STATGPU_HOST_DEVICE inline uint32_t cell_shift(const Bracket &b, uint32_t budget
     return shift;
 }
 
+/* Splits each kCells bracket into cells: a subdivided bracket gets at most
+ * kCellBudget / (number of subdivided brackets) cells of 2^shift keys each;
+ * a single key, a kSingleCell gap and anything else one cell. Returns the
+ * cells used. */
 STATGPU_HOST_DEVICE inline uint32_t assign_cells(Bracket *brackets, uint32_t bracket_count)
 {
     uint32_t subdivided = 0;
@@ -409,10 +409,6 @@ STATGPU_HOST_DEVICE inline Located locate_rank(const Plan &plan, const unsigned 
     return located;
 }
 
-/* The picker's serial part, after every rank is located: checks the counts,
- * resolves and collects, and writes the next pass's brackets, source and
- * output into plan. prefix: the exclusive prefix sum of counters.cells
- * (wherever the picker keeps it). Thread 0 of the picker runs it. */
 /* build_next's checks of the pass's counts, where the caller made them (the
  * device's picker, with every thread of its block): whether the fresh
  * segments' fills and the subdivided brackets' cell counts match what was
@@ -486,6 +482,10 @@ STATGPU_HOST_DEVICE inline bool choose_next_source(Plan &p, bool output_valid, b
     return false;
 }
 
+/* The picker's serial part, after every rank is located: checks the counts,
+ * resolves and collects, and writes the next pass's brackets, source and
+ * output into plan. prefix: the exclusive prefix sum of counters.cells
+ * (wherever the picker keeps it). Thread 0 of the picker runs it. */
 STATGPU_HOST_DEVICE inline void build_next(Plan *plan, const Located *located, const unsigned long long *prefix,
                                            const Counters &counters, const PassChecks *checks = nullptr)
 {
