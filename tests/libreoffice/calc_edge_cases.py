@@ -155,6 +155,12 @@ ARGUMENT_CASES = [
     ("=GPUQUANTILE(A1:A5;E1)", "=PERCENTILE.INC(A1:A5;E1)"),
     ("=GPUQUANTILE(A1:A5;D1)", "=PERCENTILE.INC(A1:A5;D1)"),
 ]
+# p (n - 1) just below or above a whole number (0.29 * 100 = 28.999999999999996,
+# 0.57 * 100 = 56.99999999999999, 0.7 * 100 = 70.00000000000001): Calc rounds the
+# position to 15 digits for its floor and takes x(i) itself where h - i <= 0;
+# M1:M101 hold 1 ... 101.
+ROUNDING_CASES = [("=GPUQUANTILE(M1:M101;%s)" % p, "=PERCENTILE.INC(M1:M101;%s)" % p)
+                  for p in ("0.29", "0.57", "0.58", "0.7", "0.1", "1/3")]
 # Text p in a range of p, as an array formula: E1 holds the text "0.25",
 # E3 is empty (0 to PERCENTILE.INC: Calc hands an add-in an empty cell of a
 # range as an empty text).
@@ -179,9 +185,11 @@ def check_arguments(results, office):
         sheet.getCellRangeByName("E2").setValue(0.5)
         for row, value in enumerate([2, 1, 4, 3, 6]):
             sheet.getCellByPosition(5, row).setValue(value)
-        for row, (gpu, builtin) in enumerate(ARGUMENT_CASES):
-            sheet.getCellByPosition(6, row).setFormula(gpu)
-            sheet.getCellByPosition(7, row).setFormula(builtin)
+        for row in range(101):
+            sheet.getCellByPosition(12, row).setValue(row + 1)
+        for row, (gpu, builtin) in enumerate(ARGUMENT_CASES + ROUNDING_CASES):
+            sheet.getCellByPosition(6 if row < len(ARGUMENT_CASES) else 13, row).setFormula(gpu)
+            sheet.getCellByPosition(7 if row < len(ARGUMENT_CASES) else 14, row).setFormula(builtin)
         list_row = len(ARGUMENT_CASES)
         sheet.getCellByPosition(6, list_row).setFormula("=GPUMEDIAN(A1:A5~B1:B2)")
         sheet.getCellByPosition(7, list_row).setFormula("=MEDIAN(A1:A5~B1:B2)")
@@ -202,6 +210,10 @@ def check_arguments(results, office):
             same = found == expected if expected[0] == "value" else found[0] == "error"
             results.check("%s gives what %s gives (%s)" % (gpu, builtin, gpu_cell.getString()), same,
                           "statgpu %r, Calc %r" % (found, expected))
+        for row, (gpu, builtin) in enumerate(ROUNDING_CASES, start=len(ARGUMENT_CASES)):
+            found, expected = outcome(sheet.getCellByPosition(13, row)), outcome(sheet.getCellByPosition(14, row))
+            results.check("%s gives what %s gives, bit for bit" % (gpu, builtin),
+                          found == expected and found[0] == "value", "statgpu %r, Calc %r" % (found, expected))
         list_cell = sheet.getCellByPosition(6, list_row)
         results.check("a reference list =GPUMEDIAN(A1:A5~B1:B2) is Calc's own Err:504 (Calc hands no add-in "
                       "a reference list; MEDIAN(A1:A5;B1:B2) is the form to use)",

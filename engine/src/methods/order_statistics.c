@@ -165,7 +165,7 @@ static double sg_round_to_15_digits(double value)
 
 typedef struct sg_quantile_plan {
     size_t lower_rank;  /* 1-based rank of x(i) */
-    double fraction;    /* h - i, within about 1e-15 of [0, 1); 0 means x(i) exactly */
+    double fraction;    /* h - i, in [0, 1); 0 means x(i) exactly */
 } sg_quantile_plan;
 
 static sg_quantile_plan sg_plan_quantile(double p, size_t data_count)
@@ -178,10 +178,11 @@ static sg_quantile_plan sg_plan_quantile(double p, size_t data_count)
     if (index > (double)(data_count - 1))
         index = (double)(data_count - 1);
     plan.lower_rank = (size_t)index + 1;
-    /* Like Calc, keep h - i even when rounding made it slightly negative
-     * (h = 28.999999999999996 gives i = 29), except at the last value, which
-     * has no successor to interpolate towards. */
-    plan.fraction = plan.lower_rank == data_count ? 0.0 : position - index;
+    /* Like Calc's PERCENTILE.INC (ScInterpreter::GetPercentile), a position
+     * that rounding put just below a whole number (h = 28.999999999999996
+     * gives i = 29) takes x(i) itself: h - i <= 0 does not interpolate. Nor
+     * does the last value, which has no successor. */
+    plan.fraction = plan.lower_rank == data_count || !(position - index > 0.0) ? 0.0 : position - index;
     return plan;
 }
 
