@@ -1077,6 +1077,32 @@ static void test_model_selection(void **state)
                      STATGPU_ERROR_INVALID_ARGUMENT);
     assert_null(chosen);
     free(data);
+
+    /* Three distinct rows, each twice: k = 4 is a fit the data cannot give
+     * (statgpu_gmm refuses it), left out of the choice as a k above the rows
+     * is; k = 1 to 3 are fitted and one chosen. Only k of 4 and 5: no
+     * candidate, and the message says why. */
+    const double few[] = { 1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3 };  /* 6 x 2, column-major */
+    const size_t few_ks[] = { 1, 2, 3, 4 }, above[] = { 4, 5 };
+    statgpu_gmm_params few_params;
+    statgpu_gmm_params_init(&few_params);
+    statgpu_gmm_result *alone = NULL;
+    assert_int_equal(statgpu_gmm(g_context, few, 6, 2, 6, 4, &few_params, &alone), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_null(alone);
+    assert_int_equal(statgpu_gmm_select(g_context, few, 6, 2, 6, few_ks, 4, NULL, 0, &few_params, &chosen),
+                     STATGPU_OK);
+    assert_int_equal(chosen->candidate_count, 4);
+    for (size_t c = 0; c < 3; ++c)
+        assert_int_equal(chosen->candidates[c].status, STATGPU_OK);
+    assert_int_equal(chosen->candidates[3].status, STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_true(chosen->best_candidate < 3);
+    assert_int_equal(chosen->k, chosen->candidates[chosen->best_candidate].k);
+    statgpu_gmm_result_destroy(chosen);
+    chosen = NULL;
+    assert_int_equal(statgpu_gmm_select(g_context, few, 6, 2, 6, above, 2, NULL, 0, &few_params, &chosen),
+                     STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_null(chosen);
+    assert_non_null(strstr(statgpu_context_last_error(g_context), "distinct rows"));
 }
 
 static int g_select_progress_calls;

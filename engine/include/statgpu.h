@@ -727,14 +727,16 @@ STATGPU_API statgpu_status statgpu_gmm_matrix(statgpu_context *context, const st
  * result is
  * the candidate of the lowest BIC (the first listed on a tie), whole, with
  * every candidate's log-likelihood, BIC, AIC, parameters, iterations and
- * convergence in result->candidates. A k above the complete rows is a
- * candidate with an error status, not an error of the call, unless no
- * candidate can be fitted. Below 65,536 rows, where one fit leaves the GPU
+ * convergence in result->candidates. A k above the complete rows or above
+ * their distinct values (a fit the data cannot give: STATGPU_ERROR_INVALID_
+ * ARGUMENT from statgpu_gmm) is a candidate with that error status, left out
+ * of the choice, not an error of the call, unless no candidate can be
+ * fitted. Below 65,536 rows, where one fit leaves the GPU
  * and the threads idle, up to four candidates are fitted side by side, each
  * on a worker context the context keeps (its own CUDA stream and a share of
  * the threads); the results are the same bits as one candidate after
  * another. The progress callback is called from the calling thread only.
- * Errors as statgpu_gmm's (the first failing candidate's, in order), and
+ * Other errors as statgpu_gmm's (the first failing candidate's, in order), and
  * STATGPU_ERROR_INVALID_ARGUMENT for no k, a k of 0 or a type listed twice. */
 STATGPU_API statgpu_status statgpu_gmm_select(statgpu_context *context, const double *data, size_t n_obs,
                                               size_t n_vars, size_t ld, const size_t *k_values, size_t k_count,

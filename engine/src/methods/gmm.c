@@ -1257,7 +1257,10 @@ static void *sg_gmm_select_work(void *argument)
             snprintf(outcome->note, sizeof outcome->note, "%s", context->note);
         }
         pthread_mutex_lock(&job->mutex);
-        if (outcome->status != STATGPU_OK && c < job->first_failure)
+        /* A candidate the data cannot give (fewer distinct rows than its k)
+         * is left out of the choice; any other failure ends the call. */
+        if (outcome->status != STATGPU_OK && outcome->status != STATGPU_ERROR_INVALID_ARGUMENT
+            && c < job->first_failure)
             job->first_failure = c;
         ++job->finished;
         pthread_cond_signal(&job->progress);
@@ -1435,6 +1438,7 @@ statgpu_status statgpu_gmm_select(statgpu_context *context, const double *data, 
             outcomes = NULL;
         }
     }
+    char left_out[256] = "";  /* why the first candidate left out of the choice was */
     for (size_t c = 0; c < count; ++c) {
         statgpu_gmm_candidate *candidate = &candidates[c];
         if (candidate->status != STATGPU_OK)
@@ -1444,16 +1448,24 @@ statgpu_status statgpu_gmm_select(statgpu_context *context, const double *data, 
             fit = outcomes[c].fit;
             outcomes[c].fit = NULL;
             status = outcomes[c].status;
-            if (status != STATGPU_OK) {
+            if (status != STATGPU_OK)
                 sg_fail(context, status, "%s", outcomes[c].message);
-                goto done;
-            }
         } else {
             chosen.covariance = candidate->covariance;
             status = statgpu_gmm(context, data, n_obs, n_vars, ld, candidate->k, &chosen, &fit);
-            if (status != STATGPU_OK)
-                goto done;
         }
+        /* A candidate the data cannot give (fewer distinct rows than its k)
+         * is left out, as a k above the rows is; any other failure (out of
+         * memory, cancelled) ends the call. */
+        if (status == STATGPU_ERROR_INVALID_ARGUMENT) {
+            candidate->status = status;
+            if (left_out[0] == '\0')
+                snprintf(left_out, sizeof left_out, "%s", statgpu_context_last_error(context));
+            status = STATGPU_OK;
+            continue;
+        }
+        if (status != STATGPU_OK)
+            goto done;
         sg_gmm_describe(fit, candidate);
         if (best == NULL || fit->bic < best->bic) {
             statgpu_gmm_result_destroy(best);
@@ -1464,8 +1476,11 @@ statgpu_status statgpu_gmm_select(statgpu_context *context, const double *data, 
         }
     }
     if (best == NULL) {
-        status = sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "no candidate can be fitted: every k is more than "
-                         "the %zu observations", n_obs);
+        if (left_out[0] != '\0')
+            status = sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "no candidate can be fitted: %s", left_out);
+        else
+            status = sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "no candidate can be fitted: every k is more "
+                             "than the %zu observations", n_obs);
         goto done;
     }
     free(best->candidates);
