@@ -199,6 +199,14 @@ static int is_word_option(const char *arg)
     return 0;
 }
 
+/* Whether a comma-separated list is empty or has an empty item ("1,,2",
+ * ",1", "1,"). */
+static int has_empty_item(const char *list)
+{
+    size_t length = strlen(list);
+    return length == 0 || list[0] == ',' || list[length - 1] == ',' || strstr(list, ",,") != NULL;
+}
+
 int parse_arguments(int argc, char **argv, options *opt)
 {
     memset(opt, 0, sizeof *opt);
@@ -223,7 +231,10 @@ int parse_arguments(int argc, char **argv, options *opt)
     const int is_kmeans = opt->command_id == COMMAND_KMEANS || opt->command_id == COMMAND_GMM
                           || opt->command_id == COMMAND_IGMM;
     const int is_table = is_kmeans || opt->command_id == COMMAND_LTS || opt->command_id == COMMAND_BESTSUBSET;
+    int header_alone = 0;  /* the argument before this one was --header without a word */
     for (int i = 2; i < argc; ++i) {
+        const int after_header = header_alone;
+        header_alone = 0;
         const char *arg = argv[i];
         const char *value = i + 1 < argc ? argv[i + 1] : NULL;
         long number = 0;
@@ -261,9 +272,11 @@ int parse_arguments(int argc, char **argv, options *opt)
             const char *const words[] = { "yes", "no", "auto" };
             const csv_header_mode modes[] = { CSV_HEADER_YES, CSV_HEADER_NO, CSV_HEADER_AUTO };
             opt->header = CSV_HEADER_YES;
+            header_alone = 1;
             for (size_t j = 0; value != NULL && j < 3; ++j)
                 if (strcmp(value, words[j]) == 0) {
                     opt->header = modes[j];
+                    header_alone = 0;
                     ++i;
                 }
             continue;
@@ -277,8 +290,12 @@ int parse_arguments(int argc, char **argv, options *opt)
                 opt->kmeans_k_text = arg;
             } else {
                 if (opt->path != NULL)
-                    return fail_usage("more than one input file", arg);
+                    return fail_usage(after_header || opt->path_after_header
+                                          ? "more than one input file (--header takes yes, no or auto, or no word)"
+                                          : "more than one input file",
+                                      arg);
                 opt->path = arg;
+                opt->path_after_header = after_header;
             }
             continue;
         }
@@ -322,6 +339,16 @@ int parse_arguments(int argc, char **argv, options *opt)
             else return fail_usage("--init must be auto, ++ or parallel", value);
         }
     }
+    const struct { const char *name, *value; } lists[] = {
+        { "-p", opt->p_text }, { "--columns", opt->columns }, { "--force-in", opt->force_in },
+        { "--force-out", opt->force_out },
+    };
+    for (size_t j = 0; j < sizeof lists / sizeof *lists; ++j)
+        if (lists[j].value != NULL && has_empty_item(lists[j].value)) {
+            char message[64];
+            snprintf(message, sizeof message, "%s has an empty item", lists[j].name);
+            return fail_usage(message, lists[j].value);
+        }
     if (is_kmeans && (opt->kmeans_k_text == NULL || opt->path == NULL))
         return fail_usage(opt->command_id == COMMAND_GMM
                               ? "gmm needs the number of components K and a file: statgpu gmm K FILE"

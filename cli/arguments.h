@@ -29,6 +29,7 @@ typedef struct options {
     const char     *command;     /* its name, as typed */
     cli_command_id  command_id;
     const char     *path;
+    int             path_after_header; /* the file came right after a --header without a word */
     input_format    format;
     csv_header_mode header;
     const char     *column;      /* 1-based number or header name; NULL = first */

@@ -93,8 +93,9 @@ int command_bestsubset(const options *opt, statgpu_context *context)
         return status;
     if (data.column_count < 2) {
         fprintf(stderr, "statgpu: %s: bestsubset needs a column for y and predictor columns\n", opt->path);
+        const int no_columns = data.column_count == 0;  /* read before csv_table_free clears it */
         csv_table_free(&data);
-        return data.column_count == 0 ? EXIT_COMPUTE : EXIT_USAGE;
+        return no_columns ? EXIT_COMPUTE : EXIT_USAGE;
     }
     size_t n = data.complete_count, n_vars = data.column_count - 1;
     int8_t *force = calloc(n_vars, sizeof *force);

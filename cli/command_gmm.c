@@ -6,6 +6,7 @@
  */
 #include "tool.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,34 +17,43 @@ static statgpu_status gmm_tables(statgpu_context *context, const void *result, c
     return statgpu_gmm_tables(context, result, params, out_set);
 }
 
+/* One whole number >= 0 at *cursor (digits only, within a long); its end in
+ * *end, or 0 where there is none. */
+static int parse_component_count(const char *cursor, long *value, const char **end)
+{
+    if (*cursor < '0' || *cursor > '9')
+        return 0;
+    char *stop = NULL;
+    errno = 0;
+    *value = strtol(cursor, &stop, 10);
+    *end = stop;
+    return errno == 0;
+}
+
 /* K: a whole number, or candidates for model choice: a comma-separated list
- * of whole numbers and ranges ("1-6", "2,4,8"). The count of values, 0 after
- * a message. */
+ * of whole numbers and ranges ("1-6", "2,4,8"), no item empty. The count of
+ * values, 0 after a message. */
 static size_t parse_component_counts(const char *text, size_t *values, size_t capacity, int *several)
 {
     size_t count = 0;
-    *several = strchr(text, ',') != NULL || strchr(text + 1, '-') != NULL;
+    *several = strchr(text, ',') != NULL || (text[0] != '\0' && strchr(text + 1, '-') != NULL);
     const char *cursor = text;
-    while (*cursor != '\0') {
-        char *end = NULL;
-        long first = strtol(cursor, &end, 10), last = first;
-        if (end == cursor)
+    for (;;) {
+        const char *end = NULL;
+        long first = 0, last = 0;
+        if (!parse_component_count(cursor, &first, &end))
             return 0;
-        if (*end == '-' && end != cursor) {
-            const char *second = end + 1;
-            last = strtol(second, &end, 10);
-            if (end == second)
-                return 0;
-        }
-        if (*end != ',' && *end != '\0')
+        last = first;
+        if (*end == '-' && !parse_component_count(end + 1, &last, &end))
             return 0;
-        if (first < 0 || last < first || (size_t)(last - first) >= capacity - count)
+        if ((*end != ',' && *end != '\0') || last < first || (unsigned long)(last - first) >= capacity - count)
             return 0;
-        for (long k = first; k <= last; ++k)
-            values[count++] = (size_t)k;
-        cursor = *end == ',' ? end + 1 : end;
+        for (long step = 0; step <= last - first; ++step)
+            values[count++] = (size_t)(first + step);
+        if (*end == '\0')
+            return count;
+        cursor = end + 1;  /* past the comma: another item must follow */
     }
-    return count;
 }
 
 int command_gmm(const options *opt, statgpu_context *context)

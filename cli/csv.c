@@ -83,8 +83,10 @@ struct csv_reader {
     FILE       *file;
     const char *name;
     char        delimiter;
-    char       *chunk;          /* up to and with an LF, as getdelim reads: may hold lines ended by CR */
+    char       *chunk;          /* up to and with an LF: may hold lines ended by CR */
     size_t      chunk_capacity;
+    char       *buffer;         /* the file's bytes read ahead (read_chunk) */
+    size_t      buffer_start, buffer_end;
     size_t      chunk_length;
     size_t      chunk_next;     /* where the next line of chunk starts */
     char       *line;           /* the line last read, in chunk */
@@ -109,8 +111,70 @@ void csv_reader_destroy(csv_reader *reader)
     if (reader == NULL)
         return;
     free(reader->chunk);
+    free(reader->buffer);
     free(reader->fields);
     free(reader);
+}
+
+enum { READ_AHEAD = 1 << 16 };
+/* The longest line read: beyond it a file is not a table (a stream with no
+ * line break, such as /dev/zero, would otherwise fill the memory). */
+#define LONGEST_LINE ((size_t)1 << 30)
+
+/* Reads the file's next bytes up to and with an LF (or to its end) into
+ * reader->chunk, NUL-terminated, as getdelim would, but in pieces of
+ * READ_AHEAD bytes: it stops early after a piece holding a NUL byte (the
+ * line's check then refuses it) and refuses a line beyond LONGEST_LINE. The
+ * chunk's length; 0 at the end of the file; -1 after a message. */
+static ssize_t read_chunk(csv_reader *reader)
+{
+    size_t length = 0;
+    if (reader->buffer == NULL && (reader->buffer = malloc(READ_AHEAD)) == NULL) {
+        fprintf(stderr, "statgpu: %s: out of memory\n", reader->name);
+        return -1;
+    }
+    for (;;) {
+        if (reader->buffer_start == reader->buffer_end) {
+            reader->buffer_start = 0;
+            reader->buffer_end = fread(reader->buffer, 1, READ_AHEAD, reader->file);
+            if (reader->buffer_end == 0) {
+                if (ferror(reader->file)) {
+                    fprintf(stderr, "statgpu: %s: read error after line %zu\n", reader->name, reader->line_number);
+                    return -1;
+                }
+                break;
+            }
+        }
+        const char *piece = reader->buffer + reader->buffer_start;
+        size_t available = reader->buffer_end - reader->buffer_start;
+        const char *lf = memchr(piece, '\n', available);
+        size_t take = lf != NULL ? (size_t)(lf - piece) + 1 : available;
+        if (length + take > LONGEST_LINE) {
+            fprintf(stderr, "statgpu: %s:%zu: a line longer than %zu bytes (not a table?)\n", reader->name,
+                    reader->line_number + 1, LONGEST_LINE);
+            return -1;
+        }
+        if (length + take + 1 > reader->chunk_capacity) {
+            size_t capacity = reader->chunk_capacity ? reader->chunk_capacity : 256;
+            while (capacity < length + take + 1)
+                capacity *= 2;
+            char *grown = realloc(reader->chunk, capacity);
+            if (grown == NULL) {
+                fprintf(stderr, "statgpu: %s: out of memory after line %zu\n", reader->name, reader->line_number);
+                return -1;
+            }
+            reader->chunk = grown;
+            reader->chunk_capacity = capacity;
+        }
+        memcpy(reader->chunk + length, piece, take);
+        length += take;
+        reader->buffer_start += take;
+        if (lf != NULL || memchr(piece, '\0', take) != NULL)
+            break;
+    }
+    if (length > 0)
+        reader->chunk[length] = '\0';
+    return (ssize_t)length;
 }
 
 /* Reads one line (LF, CR LF or CR ended) into reader->line, its end made a
@@ -118,16 +182,11 @@ void csv_reader_destroy(csv_reader *reader)
 static int read_line(csv_reader *reader, size_t *length)
 {
     if (reader->chunk_next >= reader->chunk_length) {
-        errno = 0;
-        ssize_t got = getdelim(&reader->chunk, &reader->chunk_capacity, '\n', reader->file);
-        if (got < 0) {
-            if (ferror(reader->file) || errno == ENOMEM) {
-                fprintf(stderr, "statgpu: %s: %s after line %zu\n", reader->name,
-                        errno == ENOMEM ? "out of memory" : "read error", reader->line_number);
-                return -1;
-            }
+        ssize_t got = read_chunk(reader);
+        if (got < 0)
+            return -1;
+        if (got == 0)
             return 0;
-        }
         int first = reader->line_number == 0 && reader->chunk_length == 0;
         reader->chunk_length = (size_t)got;
         reader->chunk_next = 0;
@@ -150,7 +209,7 @@ static int read_line(csv_reader *reader, size_t *length)
     size_t next = (size_t)(end - reader->chunk) + (end < stop);
     if (end < stop && *end == '\r' && end + 1 < stop && end[1] == '\n')
         ++next;
-    *end = '\0';  /* getdelim leaves a NUL after the chunk */
+    *end = '\0';  /* read_chunk leaves a NUL after the chunk */
     reader->chunk_next = next;
     reader->line = start;
     *length = (size_t)(end - start);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 double seconds_now(void)
@@ -27,8 +28,16 @@ int parse_number(const char *text, double *value)
 static FILE *open_input(const options *opt)
 {
     FILE *file = strcmp(opt->path, "-") == 0 ? stdin : fopen(opt->path, "rb");
-    if (file == NULL)
+    if (file == NULL) {
         fprintf(stderr, "statgpu: cannot open %s: %s\n", opt->path, strerror(errno));
+        return NULL;
+    }
+    struct stat status;
+    if (file != stdin && fstat(fileno(file), &status) == 0 && S_ISDIR(status.st_mode)) {
+        fprintf(stderr, "statgpu: %s is a directory, not a file\n", opt->path);
+        fclose(file);
+        return NULL;
+    }
     return file;
 }
 
@@ -102,8 +111,9 @@ int read_binary(const options *opt, csv_column *out)
     }
     size_t element_bytes = opt->format == FORMAT_F64 ? 8 : 4;
     int status = 0;
-    if (fseek(file, 0, SEEK_END) != 0) {
-        fprintf(stderr, "statgpu: %s is not a regular file\n", opt->path);
+    struct stat file_status;
+    if (fstat(fileno(file), &file_status) != 0 || !S_ISREG(file_status.st_mode) || fseek(file, 0, SEEK_END) != 0) {
+        fprintf(stderr, "statgpu: %s is not a regular file (--format f64 and f32 read files)\n", opt->path);
         fclose(file);
         return EXIT_USAGE;
     }
@@ -226,39 +236,45 @@ int finish_table_command(const options *opt, statgpu_context *context, csv_table
 }
 
 /* A table for reading: its title, then the header and the rows with every
- * column as wide as its widest entry. 0, or EXIT_COMPUTE out of memory. */
+ * column as wide as its widest entry (names and texts whole, however long).
+ * 0, or EXIT_COMPUTE out of memory. */
 static int print_aligned(const statgpu_table *table)
 {
     const size_t rows = table->row_count + 1, columns = table->column_count + 1;
-    char (*cells)[64] = malloc(rows * columns * sizeof *cells);
+    const char **cells = malloc(rows * columns * sizeof *cells);
+    char (*numbers)[32] = malloc(rows * columns * sizeof *numbers);  /* the cells written here */
     size_t *widths = calloc(columns, sizeof *widths);
-    if (cells == NULL || widths == NULL) {
+    if (cells == NULL || numbers == NULL || widths == NULL) {
         free(cells);
+        free(numbers);
         free(widths);
         fprintf(stderr, "statgpu: out of memory\n");
         return EXIT_COMPUTE;
     }
     for (size_t r = 0; r < rows; ++r)
         for (size_t c = 0; c < columns; ++c) {
-            char *text = cells[r * columns + c];
-            if (r == 0 && c == 0)
-                snprintf(text, 64, "%s", table->row_labels != NULL ? table->row_label_header : "row");
-            else if (r == 0)
-                snprintf(text, 64, "%s", table->column_headers[c - 1]);
-            else if (c == 0 && table->row_labels != NULL)
-                snprintf(text, 64, "%s", table->row_labels[r - 1]);
-            else if (c == 0)
-                snprintf(text, 64, "%zu", r);
-            else {
+            const size_t at = r * columns + c;
+            const char *text = "";
+            if (r == 0 && c == 0) {
+                text = table->row_labels != NULL ? table->row_label_header : "row";
+            } else if (r == 0) {
+                text = table->column_headers[c - 1];
+            } else if (c == 0 && table->row_labels != NULL) {
+                text = table->row_labels[r - 1];
+            } else if (c == 0) {
+                snprintf(numbers[at], sizeof numbers[at], "%zu", r);
+                text = numbers[at];
+            } else {
                 size_t cell = (r - 1) + table->row_count * (c - 1);
-                if (table->cell_kinds[cell] == STATGPU_CELL_NUMBER)
-                    snprintf(text, 64, "%.10g", table->values[cell]);
-                else if (table->cell_kinds[cell] == STATGPU_CELL_TEXT)
-                    snprintf(text, 64, "%s", table->texts[cell]);
-                else
-                    text[0] = '\0';
+                if (table->cell_kinds[cell] == STATGPU_CELL_NUMBER) {
+                    snprintf(numbers[at], sizeof numbers[at], "%.10g", table->values[cell]);
+                    text = numbers[at];
+                } else if (table->cell_kinds[cell] == STATGPU_CELL_TEXT) {
+                    text = table->texts[cell];
+                }
             }
-            size_t length = strlen(text);
+            cells[at] = text != NULL ? text : "";
+            size_t length = strlen(cells[at]);
             if (length > widths[c])
                 widths[c] = length;
         }
@@ -273,6 +289,7 @@ static int print_aligned(const statgpu_table *table)
         putchar('\n');
     }
     free(cells);
+    free(numbers);
     free(widths);
     return 0;
 }

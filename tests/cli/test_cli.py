@@ -867,11 +867,35 @@ def main():
             (("median", path, "--bogus", "1"), 2, "unknown option"),
             (("median", path, "--threads"), 2, "needs a value"),
             (("median", path, "--threads", "1025"), 2, "from 1 to 1024"),
+            # Lists with an empty item, a K beyond a long, a misread --header
+            # word, a folder or a device as the file, a stream with no line
+            # break (refused at its first NUL, not read to the end).
+            (("quantile", path, "--column", "2", "-p", "0.5,,0.9"), 2, "-p has an empty item"),
+            (("quantile", path, "--column", "2", "-p", "0.5,"), 2, "-p has an empty item"),
+            (("kmeans", "2", path, "--columns", ",1"), 2, "--columns has an empty item"),
+            (("gmm", "99999999999999999999", path), 2, "K must be a whole number"),
+            (("gmm", "2,", path), 2, "K must be a whole number"),
+            (("median", path, "--header", "maybe"), 2, "--header takes yes, no or auto"),
+            (("median", folder), 2, "is a directory"),
+            (("median", folder, "--format", "f64"), 2, "not a regular file"),
+            (("median", "/dev/zero"), 2, "NUL byte"),
+            (("median", "/dev/zero", "--format", "f64"), 2, "not a regular file"),
+            (("bestsubset", empty), 1, "needs a column for y"),
+            (("bestsubset", write("one_column.csv", "x\n5\n6\n")), 2, "needs a column for y"),
         ]
         for args, expected_code, expected_text in cases:
             code, out, err = run(*args)
             check(f"bad input {args[1:] or args}", code == expected_code and expected_text in err,
                   f"exit {code}, stderr {err!r}")
+
+        # --table prints names whole, however long (150 characters that
+        # differ only at the end).
+        names = ["n" + "x" * 148 + str(j) for j in range(3)]
+        long_names = write("long_names.csv", ",".join(names) + "\n" + "".join(
+            f"{i % 7},{(i * 3) % 5},{(i * 5) % 11}\n" for i in range(40)))
+        code, out, err = run("kmeans", "2", long_names, "--table")
+        header = out.splitlines()[1].split() if code == 0 and len(out.splitlines()) > 1 else []
+        check("--table prints 150-character names whole", header[1:] == names, out + err)
 
         check_kmeans(write)
         check_gmm(write)
