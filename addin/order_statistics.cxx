@@ -32,8 +32,6 @@ std::vector<double> readData(const Range& data, std::size_t more_cells = 0)
 }
 
 // The cells of MEDIAN's further arguments that are ranges, for one allocation.
-
-// The cells of MEDIAN's further arguments that are ranges, for one allocation.
 std::size_t moreDataCells(const Sequence<Any>& more)
 {
     std::size_t cells = 0;
@@ -51,22 +49,10 @@ std::size_t moreDataCells(const Sequence<Any>& more)
 // The numbers read from the cells, handed to the engine to select in place:
 // the add-in keeps the only copy of a large range (Calc's own is the
 // argument), and the engine makes none (STATGPU_MEMORY_HOST_SCRATCH).
-
-// The numbers read from the cells, handed to the engine to select in place:
-// the add-in keeps the only copy of a large range (Calc's own is the
-// argument), and the engine makes none (STATGPU_MEMORY_HOST_SCRATCH).
 statgpu_vector scratchVector(std::vector<double>& numbers)
 {
     return statgpu_vector{ numbers.data(), numbers.size(), STATGPU_DTYPE_FLOAT64, STATGPU_MEMORY_HOST_SCRATCH };
 }
-
-// MEDIAN's further arguments (Number 2, 3, ...), each as Calc hands an add-in
-// a value or a range: a range or an array is read as Data; a number (a
-// boolean is one) counts; an argument left out (;;) counts as 0, as MEDIAN
-// counts it; text is skipped, because Calc hands over a reference to a text
-// cell (which MEDIAN skips) and a text constant (which MEDIAN refuses) alike.
-// Calc also hands over a reference to one empty cell as the number 0, where
-// MEDIAN skips it; a range of one cell (D1:D1) keeps it empty.
 
 // MEDIAN's further arguments (Number 2, 3, ...), each as Calc hands an add-in
 // a value or a range: a range or an array is read as Data; a number (a
@@ -100,10 +86,6 @@ void appendMoreData(const Sequence<Any>& more, std::vector<double>& numbers)
 // k of SMALL and LARGE, as Calc reads it: rounded down (approxFloor), and it
 // must lie in 1..n, else Err:502 (statgpu's policy for a rank out of range;
 // Calc 7.4's SMALL shows #VALUE! there).
-
-// k of SMALL and LARGE, as Calc reads it: rounded down (approxFloor), and it
-// must lie in 1..n, else Err:502 (statgpu's policy for a rank out of range;
-// Calc 7.4's SMALL shows #VALUE! there).
 std::size_t readRank(double k, std::size_t count)
 {
     const double rank = rtl::math::approxFloor(k);
@@ -111,9 +93,6 @@ std::size_t readRank(double k, std::size_t count)
         raiseCalcError(CalcError::IllegalArgument, "k is not between 1 and the count of numbers", kSecondArgument);
     return static_cast<std::size_t>(rank);
 }
-
-// p of PERCENTILE.INC: outside [0,1] is Err:502 in Calc, which checks p before
-// it counts the data.
 
 // p of PERCENTILE.INC: outside [0,1] is Err:502 in Calc, which checks p before
 // it counts the data.
