@@ -70,6 +70,21 @@ int command_igmm(const options *opt, statgpu_context *context)
     free(lengths);
     if (engine_status != STATGPU_OK)
         return table_engine_failed(context, engine_status, &data);
+    /* A data set left unfitted is said on stderr; none fitted is a failure. */
+    size_t fitted = 0;
+    for (size_t s = 0; s < sets; ++s) {
+        if (result->status[s] == STATGPU_IGMM_FITTED)
+            ++fitted;
+        else
+            fprintf(stderr, "statgpu: %s: data set %s not fitted: %s\n", opt->path, data.names[s],
+                    statgpu_igmm_status_string(result->status[s]));
+    }
+    if (fitted == 0) {
+        fprintf(stderr, "statgpu: %s: no data set could be fitted\n", opt->path);
+        statgpu_igmm_result_destroy(result);
+        csv_table_free(&data);
+        return EXIT_COMPUTE;
+    }
 
     /* No row map: a data set's rows are its own values. */
     csv_table whole = data;

@@ -13,7 +13,10 @@
  * iteration (1e-12); the log-likelihood never falls from one iteration to
  * the next; random starts recover the simulated two-component mixture;
  * bad data sets (a zero, a negative value, too few, constant, empty) get
- * their status while the good one is fitted; a collapsing component is
+ * their status while the good one is fitted; data far from ordinary size
+ * (2^600, 1e-200, ...) give the unscaled fit in their own units
+ * (log-likelihood 1e-9 relative, parameters 1e-6), values spanning more
+ * than 2^1000 their own status; a collapsing component is
  * re-seeded, never NaN; the same bits at 1, 2 and 3 threads; bad arguments;
  * the E-step's own exp (engine/src/math/exp_nonpositive.h) within 1 ulp of the
  * exact value on [-746, 0], subnormal results included, exactly 1 at 0, 0
@@ -309,6 +312,85 @@ static void test_bad_data_sets(void **state)
     assert_true(r->log_likelihood[1] < 0.0 && r->alpha[2] + r->alpha[3] > 0.99);
     assert_all_finite(r);
     statgpu_igmm_result_destroy(r);
+    free_sets(&sets);
+}
+
+/* Values of any size: the simulated two-component data set times 2^600,
+ * 2^-600, 1e200 and 1e-200 (all beyond the range the E-step's squares
+ * allow, about 1e-154 to 1e154) in one call beside the data set itself,
+ * random starts (each data set its own): each gives the unscaled fit in
+ * its own units: the log-likelihood less n log factor within 1e-9 relative,
+ * mu and lambda times the factor within 1e-6 relative and the weights within
+ * 1e-6 (other starts reach the flat optimum by another path, as in
+ * test_backends_agree), the labels alike; where, before,
+ * 1e200 gave a log-likelihood n/2 too high and two equal components. A data
+ * set whose values span more than 2^1000 cannot be scaled into range: its
+ * status says so and the others are fitted. The statuses in words. */
+static void test_values_of_any_size(void **state)
+{
+    (void)state;
+    data_sets sets;
+    read_sets(&sets);
+    const size_t n = sets.lengths[0];
+    const double factors[] = { 1.0, 0x1p600, 0x1p-600, 1e200, 1e-200 };
+    enum { SCALES = sizeof factors / sizeof factors[0] };
+    double *scaled = malloc(n * SCALES * sizeof *scaled);
+    double wide[40];
+    assert_non_null(scaled);
+    const double *values[SCALES + 1];
+    size_t lengths[SCALES + 1];
+    for (size_t c = 0; c < SCALES; ++c) {
+        for (size_t i = 0; i < n; ++i)
+            scaled[c * n + i] = sets.values[0][i] * factors[c];
+        values[c] = scaled + c * n;
+        lengths[c] = n;
+    }
+    for (int i = 0; i < 40; ++i)
+        wide[i] = i % 2 ? 1e-160 * (1 + i) : 1e150 * (1 + i);  /* a span of about 1e311 */
+    values[SCALES] = wide;
+    lengths[SCALES] = 40;
+    statgpu_igmm_params params;
+    statgpu_igmm_params_init(&params);
+    params.tolerance = 1e-10;
+    params.max_iterations = 2000;
+    statgpu_igmm_result *r = NULL;
+    assert_int_equal(statgpu_igmm(g_context, values, lengths, SCALES + 1, 2, &params, &r), STATGPU_OK);
+    assert_int_equal(r->status[0], STATGPU_IGMM_FITTED);
+    for (size_t c = 1; c < SCALES; ++c) {
+        assert_int_equal(r->status[c], STATGPU_IGMM_FITTED);
+        const double shift = (double)n * log(factors[c]);
+        if (!close_to(r->log_likelihood[c], r->log_likelihood[0] - shift, 1e-9, 0.0))
+            fail_msg("factor %g: log-likelihood %.17g, unscaled %.17g less %.17g", factors[c], r->log_likelihood[c],
+                     r->log_likelihood[0], shift);
+        /* Each data set draws its own random starts, so the components may
+         * come in the other order: matched by mu. */
+        const size_t swap = (r->mu[c * 2] < r->mu[c * 2 + 1]) != (r->mu[0] < r->mu[1]);
+        for (size_t j = 0; j < 2; ++j) {
+            const size_t at = c * 2 + (j ^ swap);
+            if (!close_to(r->mu[at], r->mu[j] * factors[c], 1e-6, 0.0)
+                || !close_to(r->lambda[at], r->lambda[j] * factors[c], 1e-6, 0.0)
+                || !close_to(r->alpha[at], r->alpha[j], 0.0, 1e-6))
+                fail_msg("factor %g, component %zu: alpha %.17g mu %.17g lambda %.17g against %.17g %.17g %.17g",
+                         factors[c], j, r->alpha[at], r->mu[at], r->lambda[at], r->alpha[j], r->mu[j] * factors[c],
+                         r->lambda[j] * factors[c]);
+        }
+        for (size_t i = 0; i < n; ++i)
+            assert_int_equal(r->labels[r->offsets[c] + i], r->labels[i] ^ (int32_t)swap);
+    }
+    assert_int_equal(r->status[SCALES], STATGPU_IGMM_OUT_OF_RANGE);
+    assert_true(r->mu[SCALES * 2] == 0.0 && r->log_likelihood[SCALES] == 0.0);
+    for (size_t i = 0; i < 40; ++i)
+        assert_int_equal(r->labels[r->offsets[SCALES] + i], -1);
+    assert_all_finite(r);
+    statgpu_igmm_result_destroy(r);
+
+    assert_string_equal(statgpu_igmm_status_string(STATGPU_IGMM_FITTED), "fitted");
+    assert_string_equal(statgpu_igmm_status_string(STATGPU_IGMM_NOT_POSITIVE), "a value is not positive");
+    assert_string_equal(statgpu_igmm_status_string(STATGPU_IGMM_TOO_FEW), "fewer than 3 values a component");
+    assert_string_equal(statgpu_igmm_status_string(STATGPU_IGMM_CONSTANT), "every value equal");
+    assert_non_null(strstr(statgpu_igmm_status_string(STATGPU_IGMM_OUT_OF_RANGE), "too far apart"));
+    assert_string_equal(statgpu_igmm_status_string(99), "unknown status");
+    free(scaled);
     free_sets(&sets);
 }
 
@@ -653,6 +735,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_never_decreases),
         cmocka_unit_test(test_recovers_simulated),
         cmocka_unit_test(test_bad_data_sets),
+        cmocka_unit_test(test_values_of_any_size),
         cmocka_unit_test(test_collapsing_component),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_backends_agree),

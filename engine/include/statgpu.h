@@ -771,8 +771,11 @@ STATGPU_API void statgpu_gmm_result_destroy(statgpu_gmm_result *result);
  * likelihood estimate of 3 observations drawn at random, weights 1/k.
  *
  * Bad data are a data set's status, not an error of the call: a value that
- * is not positive, fewer than 3 k observations, or all observations equal
- * leave that data set unfitted (its numbers 0) while the others are fitted.
+ * is not positive, fewer than 3 k observations, all observations equal, or
+ * values too far apart for the doubles leave that data set unfitted (its
+ * numbers 0) while the others are fitted. Values of any size are fitted:
+ * a data set beyond about 1e150 or below 1e-150 is fitted scaled by a power
+ * of two and its parameters and log-likelihood given in its own units.
  * A component that collapses (its weight, or its lambda's denominator, no
  * longer positive and finite) is re-seeded from 3 random observations, and
  * the result counts the re-seeds: never NaN. */
@@ -781,7 +784,9 @@ typedef enum statgpu_igmm_set_status {
     STATGPU_IGMM_FITTED       = 0,
     STATGPU_IGMM_NOT_POSITIVE = 1,  /* a value <= 0 (or not finite) */
     STATGPU_IGMM_TOO_FEW      = 2,  /* fewer than 3 k observations */
-    STATGPU_IGMM_CONSTANT     = 3   /* every observation equal */
+    STATGPU_IGMM_CONSTANT     = 3,  /* every observation equal */
+    STATGPU_IGMM_OUT_OF_RANGE = 4   /* values spanning more than 2^1000 (about 1e301), or a fit beyond the
+                                       doubles' range in the data's units */
 } statgpu_igmm_set_status;
 
 #define STATGPU_IGMM_MAX_START_COUNT 100000u
@@ -847,6 +852,10 @@ STATGPU_API statgpu_status statgpu_igmm(statgpu_context *context, const double *
 
 /* Frees a result and its arrays. NULL is a harmless no-op. */
 STATGPU_API void statgpu_igmm_result_destroy(statgpu_igmm_result *result);
+
+/* A data set's status (result->status[s]) in words, as IGMMFIT's summary
+ * shows it ("fitted", "a value is not positive", ...); never NULL. */
+STATGPU_API const char *statgpu_igmm_status_string(int32_t status);
 
 
 /* ===== Best subset regression ============================================= */

@@ -391,7 +391,32 @@ def check_igmm(write):
     code, again, _ = run("igmm", "2", path, "--output", "summary", "--starts", "3", "--seed", "4", "--threads", "1")
     code2, first, _ = run("igmm", "2", path, "--output", "summary", "--starts", "3", "--seed", "4")
     check("igmm: the same bits with one thread and all", code == 0 and again == first, again)
+    # Far from ordinary size: the short column times 1e200 and 1e-200, its
+    # maximum likelihood estimate in those units (1e-12; before, the
+    # E-step's squares overflowed near 1e154) and its log-likelihood, the
+    # closed form's, within 1e-10 relative.
+    far = [[x * 1e200 for x in sets["one"]], [x * 1e-200 for x in sets["one"]]]
+    far_path = write("igmm_far.csv", "big,small\n" + "".join("%r,%r\n" % pair for pair in zip(*far)))
+    code, out, err = run("igmm", "1", far_path)
+    got = table(out)
+    code_summary, summary_out, _ = run("igmm", "1", far_path, "--output", "summary")
+    summary = table(summary_out)
+    ok = code == 0 and code_summary == 0 and len(got) == 3 and len(summary) == 3
+    # The closed form on the unscaled values (Python's squares overflow
+    # too), less n log factor: the inverse Gaussian is a scale family.
+    values = sets["one"]
+    mean = sum(values) / len(values)
+    shape = len(values) / sum(1 / x - 1 / mean for x in values)
+    unscaled = sum(0.5 * math.log(shape / (2 * math.pi)) - 1.5 * math.log(x)
+                   - shape * (x - mean) ** 2 / (2 * mean * mean * x) for x in values)
+    for row, summary_row, factor in zip(got[1:], summary[1:], (1e200, 1e-200)):
+        ok = ok and close(float(row[4]), mean * factor, 1e-12) and close(float(row[5]), shape * factor, 1e-12) \
+            and close(float(summary_row[3]), unscaled - len(values) * math.log(factor), 1e-10)
+    check("igmm 1 on values near 1e200 and 1e-200: the estimate in their units (1e-12), the log-likelihood "
+          "(1e-10)", ok, out + summary_out + err)
+    only_bad = write("igmm_bad.csv", "bad\n" + "".join("%r\n" % x for x in bad))
     cases = [
+        (("igmm", "2", only_bad), 1, "data set bad not fitted: a value is not positive"),
         (("igmm", "0", path), 1, "at least one"),
         (("igmm", "x", path), 2, "K must be"),
         (("igmm", path), 2, "igmm needs"),

@@ -52,6 +52,7 @@ typedef struct sg_igmm_job {
     sg_igmm_component        *components;   /* set_count x start_count x k */
     double                  **scratch;      /* per slot: (largest length) x (k + 2) */
     sg_igmm_e_kernel         *e_kernel;     /* the E-step's kernel for this CPU */
+    const int                *exponents;    /* per set: sets[s] holds the values times 2^-e (sg_igmm_scale) */
 } sg_igmm_job;
 
 /* The inverse Gaussian maximum likelihood estimate of values[0..count-1]:
@@ -158,7 +159,10 @@ static void sg_igmm_start(const sg_igmm_job *job, size_t task, sg_igmm_component
     rng->state = sg_derive_stream(job->context_seed, p->seed, 0x16A7E55ull, task);
     for (size_t j = 0; j < k; ++j) {
         if (p->initial_alpha != NULL) {
-            components[j] = (sg_igmm_component){ p->initial_alpha[j], p->initial_mu[j], p->initial_lambda[j] };
+            /* A scaled data set takes the given start scaled alike. */
+            const int e = job->exponents != NULL ? job->exponents[set] : 0;
+            components[j] = (sg_igmm_component){ p->initial_alpha[j], ldexp(p->initial_mu[j], -e),
+                                                 ldexp(p->initial_lambda[j], -e) };
         } else {
             sg_igmm_seed_component(x, n, rng, &components[j]);
             components[j].alpha = 1.0 / (double)k;
@@ -486,6 +490,97 @@ static void sg_igmm_status_of(void *context, size_t s, int slot)
                      : constant ? STATGPU_IGMM_CONSTANT : STATGPU_IGMM_FITTED;
 }
 
+/* Values far from ordinary size: the E-step squares x - mu and divides by
+ * mu^2 x, which leaves the doubles' range near 1e154 and loses digits in
+ * the subnormals near 1e-154. Such a data set is fitted as x times 2^-e,
+ * its values then within [2^-SG_IGMM_RANGE, 2^SG_IGMM_RANGE]: the inverse
+ * Gaussian is a scale family (mu and lambda scale with x, the
+ * log-likelihood moves by -n e log 2, the labels stay), and a power of two
+ * scales the values exactly. A data set already within that range is left
+ * as it is (e = 0: the same bits as before); one whose values span more
+ * than 2^(2 SG_IGMM_RANGE) cannot be brought within it and is not fitted
+ * (STATGPU_IGMM_OUT_OF_RANGE). */
+#define SG_IGMM_RANGE 500
+
+typedef struct sg_igmm_scale_job {
+    const double *const *sets;
+    const size_t        *lengths;
+    int32_t             *status;
+    int                 *exponents;
+} sg_igmm_scale_job;
+
+static void sg_igmm_scale_of(void *context, size_t s, int slot)
+{
+    (void)slot;
+    const sg_igmm_scale_job *job = context;
+    job->exponents[s] = 0;
+    if (job->status[s] != STATGPU_IGMM_FITTED)
+        return;
+    const double *x = job->sets[s];
+    double smallest = x[0], largest = x[0];
+    for (size_t i = 1; i < job->lengths[s]; ++i) {
+        smallest = x[i] < smallest ? x[i] : smallest;
+        largest = x[i] > largest ? x[i] : largest;
+    }
+    int low = 0, high = 0;  /* smallest in [2^(low-1), 2^low), largest in [2^(high-1), 2^high) */
+    (void)frexp(smallest, &low);
+    (void)frexp(largest, &high);
+    if (low - 1 >= -SG_IGMM_RANGE && high <= SG_IGMM_RANGE)
+        return;
+    if (high - (low - 1) > 2 * SG_IGMM_RANGE) {
+        job->status[s] = STATGPU_IGMM_OUT_OF_RANGE;
+        return;
+    }
+    job->exponents[s] = (low - 1 + high) / 2;  /* the span's middle to 2^0 */
+}
+
+/* Each data set's exponent (0 for most) and, for those scaled, a copy of
+ * their values times 2^-e in scaled[s]. False out of memory. */
+static bool sg_igmm_scale(int team, const double *const *sets, const size_t *lengths, size_t set_count,
+                          int32_t *status, int *exponents, double **scaled)
+{
+    sg_igmm_scale_job job = { sets, lengths, status, exponents };
+    sg_parallel_for(team, set_count, sg_igmm_scale_of, &job);
+    for (size_t s = 0; s < set_count; ++s) {
+        if (exponents[s] == 0)
+            continue;
+        if ((scaled[s] = malloc(lengths[s] * sizeof(double))) == NULL)
+            return false;
+        for (size_t i = 0; i < lengths[s]; ++i)
+            scaled[s][i] = ldexp(sets[s][i], -exponents[s]);
+    }
+    return true;
+}
+
+/* A scaled data set's fit back in the data's units; a fit that leaves the
+ * doubles' range there (a lambda beyond DBL_MAX) or whose log-likelihood is
+ * not finite is not fitted (STATGPU_IGMM_OUT_OF_RANGE). */
+static void sg_igmm_unscale(statgpu_igmm_result *result, size_t s, int e)
+{
+    const size_t k = result->k;
+    bool finite = isfinite(result->log_likelihood[s]);
+    if (e != 0) {
+        for (size_t j = 0; j < k; ++j) {
+            result->mu[s * k + j] = ldexp(result->mu[s * k + j], e);
+            result->lambda[s * k + j] = ldexp(result->lambda[s * k + j], e);
+            finite = finite && isfinite(result->mu[s * k + j]) && isfinite(result->lambda[s * k + j]);
+        }
+        result->log_likelihood[s] -= (double)result->lengths[s] * (double)e * 0.69314718055994530942;  /* log 2 */
+    }
+    if (finite)
+        return;
+    result->status[s] = STATGPU_IGMM_OUT_OF_RANGE;
+    for (size_t j = 0; j < k; ++j)
+        result->alpha[s * k + j] = result->mu[s * k + j] = result->lambda[s * k + j] = 0.0;
+    result->log_likelihood[s] = 0.0;
+    result->iterations[s] = result->best_start[s] = result->reseed_count[s] = 0;
+    result->converged[s] = 0;
+    for (size_t i = 0; i < result->lengths[s]; ++i)
+        result->labels[result->offsets[s] + i] = -1;
+    if (result->responsibilities != NULL)
+        memset(result->responsibilities + result->offsets[s] * k, 0, result->lengths[s] * k * sizeof(double));
+}
+
 void statgpu_igmm_params_init(statgpu_igmm_params *params)
 {
     if (params == NULL)
@@ -598,7 +693,10 @@ statgpu_status statgpu_igmm(statgpu_context *context, const double *const *sets,
     int team = sg_threads_for(context->cpu_thread_count, tasks, (double)total_length * (double)starts * (double)k
                                                                * (double)chosen.max_iterations);
     sg_igmm_job job = { sets, lengths, NULL, k, starts, &chosen, context->params.seed, NULL, NULL, NULL,
-                        sg_igmm_best_e_kernel() };
+                        sg_igmm_best_e_kernel(), NULL };
+    int *exponents = NULL;          /* per set: its values scaled by 2^-e (sg_igmm_scale) */
+    double **scaled = NULL;         /* per set: the scaled copy, or NULL */
+    const double **fit_sets = NULL; /* per set: what the fits read */
     if (result != NULL) {
         result->set_count = set_count;
         result->k = k;
@@ -644,6 +742,18 @@ statgpu_status statgpu_igmm(statgpu_context *context, const double *const *sets,
     sg_igmm_status_job status_job = { sets, lengths, k, result->status };
     sg_parallel_for(team, set_count, sg_igmm_status_of, &status_job);
     job.status = result->status;
+    exponents = calloc(set_count, sizeof *exponents);
+    scaled = calloc(set_count, sizeof *scaled);
+    fit_sets = malloc(set_count * sizeof *fit_sets);
+    if (exponents == NULL || scaled == NULL || fit_sets == NULL
+        || !sg_igmm_scale(team, sets, lengths, set_count, result->status, exponents, scaled)) {
+        status = sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate the scaled data sets");
+        goto done;
+    }
+    for (size_t s = 0; s < set_count; ++s)
+        fit_sets[s] = scaled[s] != NULL ? scaled[s] : sets[s];
+    job.sets = fit_sets;
+    job.exponents = exponents;
     bool on_gpu = false;
     if (sg_dispatch_wants_cuda_above(context, (double)total_length * (double)starts * (double)chosen.max_iterations,
                                SG_IGMM_AUTO_CUDA_MIN_WORK, false)) {
@@ -667,14 +777,11 @@ statgpu_status statgpu_igmm(statgpu_context *context, const double *const *sets,
     /* The best start of each data set, its labels and responsibilities, a
      * data set per block on the engine's threads (one pass over the values
      * each: serial, it took 4 s of a 40,000-set call). */
-    sg_igmm_finish_job finish = { &job, result, sets, lengths };
+    sg_igmm_finish_job finish = { &job, result, fit_sets, lengths };
     sg_parallel_for(team, set_count, sg_igmm_finish_set, &finish);
     for (size_t s = 0; s < set_count; ++s)
-        if (result->status[s] == STATGPU_IGMM_FITTED && !isfinite(result->log_likelihood[s])) {
-            status = sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "data set %zu: the log-likelihood is not "
-                             "finite: its values are too far from ordinary size", s + 1);
-            goto done;
-        }
+        if (result->status[s] == STATGPU_IGMM_FITTED)
+            sg_igmm_unscale(result, s, exponents[s]);
     if (!on_gpu)
         sg_dispatch_ran(context, STATGPU_BACKEND_CPU, 0.0, 0.0);
     *out_result = result;
@@ -682,6 +789,11 @@ statgpu_status statgpu_igmm(statgpu_context *context, const double *const *sets,
     status = sg_succeed(context);
 done:
     statgpu_igmm_result_destroy(result);
+    for (size_t s = 0; scaled != NULL && s < set_count; ++s)
+        free(scaled[s]);
+    free(scaled);
+    free(fit_sets);
+    free(exponents);
     for (int slot = 0; job.scratch != NULL && slot < team; ++slot)
         free(job.scratch[slot]);
     free(job.scratch);

@@ -18,15 +18,16 @@ const sg_table_catalogue sg_igmm_table_catalogue = {
     "igmm", sg_igmm_table_names, sg_igmm_table_titles, SG_IGMM_TABLE_COUNT
 };
 
-static const char *sg_igmm_status_word(int32_t status)
+const char *statgpu_igmm_status_string(int32_t status)
 {
     switch (status) {
     case STATGPU_IGMM_FITTED:       return "fitted";
     case STATGPU_IGMM_NOT_POSITIVE: return "a value is not positive";
-    case STATGPU_IGMM_TOO_FEW:      return "fewer than 3 k values";
+    case STATGPU_IGMM_TOO_FEW:      return "fewer than 3 values a component";
     case STATGPU_IGMM_CONSTANT:     return "every value equal";
+    case STATGPU_IGMM_OUT_OF_RANGE: return "values too far apart (more than 1e300 between them)";
     }
-    return "?";
+    return "unknown status";
 }
 
 /* A data set's name: the caller's variable name, else its number. */
@@ -95,7 +96,7 @@ static bool sg_add_summary(sg_table_build *build, const statgpu_igmm_result *r)
             if (r->status[s] != STATGPU_IGMM_FITTED)
                 sg_table_set_empty(table, s, 2 + c);
         }
-        if (!sg_table_set_text(build, table, s, COLUMNS - 1, sg_igmm_status_word(r->status[s])))
+        if (!sg_table_set_text(build, table, s, COLUMNS - 1, statgpu_igmm_status_string(r->status[s])))
             return false;
     }
     return true;
