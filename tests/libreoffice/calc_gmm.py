@@ -37,7 +37,8 @@ holding text, so 270 rows are fitted, and every Output in its shape:
     best, at the lowest BIC; k as a range C1:C5 holding 1, 2, the text "3",
     an empty cell and 300 gives 4 candidates, the one of 300 unfitted (its
     numbers empty), and the summary over that range describes the chosen
-    model (its k and BIC);
+    model (its k and BIC); k {1;2;3;4} over three distinct rows leaves k = 4
+    out the same way;
   - Err:502 for k = 0, an unknown Covariance or Output, Restarts 0, a k range
     of empty cells, k one empty cell (0, as Calc reads it).
 """
@@ -125,6 +126,9 @@ def check_cases(results, office, source_dir):
         place("all", "=GMMFIT(%s;{1;2;3};\"ALL\";\"selection\")" % DATA, 12, 9)
         place("range", "=GMMFIT(%s;$C$1:$C$5;\"full\";\"selection\")" % DATA, 4, 9)
         place("chosen", "=GMMFIT(%s;$C$1:$C$5)" % DATA, 13, 2)
+        # Three distinct rows, each twice: k = 4 is left out of the choice.
+        sheet.getCellRangeByName("A300:B305").setDataArray(((1, 1), (2, 2), (3, 3), (1, 1), (2, 2), (3, 3)))
+        place("distinct", "=GMMFIT($A$300:$B$305;{1;2;3;4};\"spherical\";\"selection\")", 4, 9)
         errors = ["=GMMFIT(%s;0)" % DATA, "=GMMFIT(%s;2;\"bogus\")" % DATA,
                   "=GMMFIT(%s;2;;\"bogus\")" % DATA, "=GMMFIT(%s;2;;;0)" % DATA,
                   "=GMMFIT(%s;$D$1:$D$2;;\"selection\")" % DATA, "=GMMFIT(%s;$C$4;;\"selection\")" % DATA]
@@ -209,6 +213,13 @@ def check_cases(results, office, source_dir):
                       and in_range[3][8] == ("value", 0.0)
                       and all(cell[0] == "value" for row in in_range[:3] for cell in row[2:8] if cell != row[1]),
                       repr(in_range))
+        distinct = grid(sheet, column_of["distinct"], 0, 4, 9)
+        results.check("GMMFIT k {1;2;3;4} over 3 distinct rows: k = 4 left out (its numbers empty), one of the "
+                      "others chosen",
+                      [row[0] for row in distinct] == [("value", float(k)) for k in (1, 2, 3, 4)]
+                      and all(cell[0] == "empty" for cell in distinct[3][2:8]) and distinct[3][8] == ("value", 0.0)
+                      and all(cell[0] == "value" for row in distinct[:3] for cell in row[2:8])
+                      and sum(row[8] == ("value", 1.0) for row in distinct[:3]) == 1, repr(distinct))
         chosen_rows = [row for row in in_range if row[8] == ("value", 1.0)]
         chosen = {sheet.getCellByPosition(column_of["chosen"] + 1, r).getString():
                   outcome(sheet.getCellByPosition(column_of["chosen"], r)) for r in range(13)}

@@ -31,6 +31,9 @@ values with a 0, so not fitted):
     maximum likelihood estimate (mu the mean, lambda n / sum(1/x - 1/mean),
     1e-12), C's numbers empty ("");
   - the summary: values per column (500, 200, 40) and the statuses;
+  - values times 1e-200 and 1e200: k = 1 gives the estimate in their units
+    (1e-12); a column whose values lie 1e305 apart is not fitted, its status
+    says why, and the other columns are fitted;
   - labels in the shape of Data: a 1 at every value of A and B, "" at the
     text, the empty cells, below each column's end and all of C, so COUNT
     over B's labels is 200;
@@ -96,6 +99,15 @@ def check_cases(results, office, source_dir):
         place(4, "=IGMMFIT(%s;1)" % DATA, 3, 5)
         place(10, "=IGMMFIT(%s;2;\"summary\";3;50;7)" % DATA, 3, 8)
         place(19, "=IGMMFIT(%s;1;\"labels\")" % DATA, ROWS, 3)
+        # Far from ordinary size: B's values times 1e-200 in AA, 1e200 in AB,
+        # and in AC values 1e300 apart (1e-150 and 1e150 alternating).
+        for index, value in enumerate(column_b):
+            sheet.getCellByPosition(26, index).setValue(value * 1e-200)
+            sheet.getCellByPosition(27, index).setValue(value * 1e200)
+        for index in range(40):
+            sheet.getCellByPosition(28, index).setValue((1e-155 if index % 2 else 1e150) * (1 + index))
+        place(30, "=IGMMFIT(AA1:AC200;1)", 3, 5)
+        place(36, "=IGMMFIT(AA1:AC200;1;\"summary\")", 3, 8)
         errors = ["=IGMMFIT(%s;0)" % DATA, "=IGMMFIT(%s;2;\"bogus\")" % DATA, "=IGMMFIT(%s;2;;0)" % DATA]
         for index, formula in enumerate(errors):
             sheet.getCellByPosition(23, index).setFormula(formula)
@@ -124,6 +136,16 @@ def check_cases(results, office, source_dir):
                       and all(labels[r][1][0] == "empty" for r in range(ROWS) if r not in b_set)
                       and all(labels[r][2][0] == "empty" for r in range(ROWS))
                       and outcome(count_cell) == ("value", 200.0), repr(labels[48:54]))
+        far = grid(sheet, 30, 0, 3, 5)
+        mean, shape = estimate(column_b)
+        far_statuses = [sheet.getCellByPosition(43, r).getString() for r in range(3)]
+        results.check("IGMMFIT k = 1 on values times 1e-200 and 1e200: the estimate in their units (1e-12); values "
+                      "1e305 apart: not fitted, its status says why, the others fitted",
+                      all(close(row[3][1], mean * factor) and close(row[4][1], shape * factor)
+                          for row, factor in zip(far[:2], (1e-200, 1e200)))
+                      and all(cell[0] == "empty" for cell in far[2][2:])
+                      and far_statuses[:2] == ["fitted", "fitted"] and "too far apart" in far_statuses[2],
+                      "%r %r" % (far, far_statuses))
         bad = [outcome(sheet.getCellByPosition(23, r)) for r in range(len(errors))]
         results.check("IGMMFIT with k 0, Output \"bogus\", Starts 0: Err:502 each",
                       bad == [("error", ILLEGAL_ARGUMENT)] * len(errors), repr(bad))
