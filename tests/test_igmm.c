@@ -16,7 +16,8 @@
  * their status while the good one is fitted; data far from ordinary size
  * (2^600, 1e-200, ...) give the unscaled fit in their own units
  * (log-likelihood 1e-9 relative, parameters 1e-6), values spanning more
- * than 2^1000 their own status; a collapsing component is
+ * than 2^1000 their own status; a long CPU fit hears its progress and
+ * stops at the callback's word within seconds; a collapsing component is
  * re-seeded, never NaN; the same bits at 1, 2 and 3 threads; bad arguments;
  * the E-step's own exp (engine/src/math/exp_nonpositive.h) within 1 ulp of the
  * exact value on [-746, 0], subnormal results included, exactly 1 at 0, 0
@@ -384,6 +385,25 @@ static void test_values_of_any_size(void **state)
     assert_all_finite(r);
     statgpu_igmm_result_destroy(r);
 
+    /* Subnormal values: the fit is made scaled, but mu and lambda would be
+     * rounded back among the subnormals, away from the log-likelihood and
+     * labels they belong to: not fitted, said so. */
+    double tiny[40];
+    for (int i = 0; i < 40; ++i)
+        tiny[i] = 1e-310 * (1.0 + 0.37 * i);
+    const double *tiny_set = tiny;
+    size_t tiny_length = 40;
+    assert_int_equal(statgpu_igmm(g_context, &tiny_set, &tiny_length, 1, 1, &params, &r), STATGPU_OK);
+    assert_int_equal(r->status[0], STATGPU_IGMM_OUT_OF_RANGE);
+    assert_true(r->mu[0] == 0.0 && r->lambda[0] == 0.0 && r->labels[0] == -1);
+    /* A result with an array missing is refused by the tables, not read. */
+    statgpu_igmm_result damaged = *r;
+    damaged.alpha = NULL;
+    statgpu_table_set *set = NULL;
+    assert_int_equal(statgpu_igmm_tables(g_context, &damaged, NULL, &set), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_null(set);
+    statgpu_igmm_result_destroy(r);
+
     assert_string_equal(statgpu_igmm_status_string(STATGPU_IGMM_FITTED), "fitted");
     assert_string_equal(statgpu_igmm_status_string(STATGPU_IGMM_NOT_POSITIVE), "a value is not positive");
     assert_string_equal(statgpu_igmm_status_string(STATGPU_IGMM_TOO_FEW), "fewer than 3 values a component");
@@ -392,6 +412,59 @@ static void test_values_of_any_size(void **state)
     assert_string_equal(statgpu_igmm_status_string(99), "unknown status");
     free(scaled);
     free_sets(&sets);
+}
+
+static int g_igmm_progress_calls;
+static double g_igmm_last_fraction;
+/* Asks to stop at its second call (the first comes within 0.1 s of work). */
+static int stop_second_call(void *user, double fraction)
+{
+    (void)user;
+    g_igmm_last_fraction = fraction;
+    return ++g_igmm_progress_calls >= 2;
+}
+
+/* A long fit on the CPU (8 data sets of 20,000 values, k = 8, 40 starts,
+ * 100,000 iterations with tolerance 0: hours of work) hears its progress
+ * while it runs and stops at the callback's word: before, the callback was
+ * asked only after every fit had ended, so this test would outlast ctest's
+ * time-out. */
+static void test_stops_while_fitting(void **state)
+{
+    (void)state;
+    enum { SETS = 8, LENGTH = 20000 };
+    double *values = malloc(SETS * LENGTH * sizeof *values);
+    assert_non_null(values);
+    const double *sets[SETS];
+    size_t lengths[SETS];
+    uint64_t seed = 12345;
+    for (size_t s = 0; s < SETS; ++s) {
+        for (size_t i = 0; i < LENGTH; ++i) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            values[s * LENGTH + i] = 0.1 + (double)(seed >> 11) * 0x1p-53 * (1.0 + (double)(i % 3));
+        }
+        sets[s] = values + s * LENGTH;
+        lengths[s] = LENGTH;
+    }
+    statgpu_context_params cp;
+    statgpu_context_params_init(&cp);
+    cp.backend = STATGPU_BACKEND_CPU;
+    cp.progress = stop_second_call;
+    statgpu_context *context = NULL;
+    assert_int_equal(statgpu_context_create(&cp, &context), STATGPU_OK);
+    statgpu_igmm_params params;
+    statgpu_igmm_params_init(&params);
+    params.start_count = 40;
+    params.max_iterations = 100000;
+    params.tolerance = 0.0;
+    g_igmm_progress_calls = 0;
+    statgpu_igmm_result *r = NULL;
+    assert_int_equal(statgpu_igmm(context, sets, lengths, SETS, 8, &params, &r), STATGPU_ERROR_CANCELLED);
+    assert_null(r);
+    assert_true(g_igmm_progress_calls >= 2);
+    assert_true(g_igmm_last_fraction >= 0.0 && g_igmm_last_fraction <= 1.0);
+    statgpu_context_destroy(context);
+    free(values);
 }
 
 /* Duplicates and a lone far value, three components: a component collapses
@@ -736,6 +809,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_recovers_simulated),
         cmocka_unit_test(test_bad_data_sets),
         cmocka_unit_test(test_values_of_any_size),
+        cmocka_unit_test(test_stops_while_fitting),
         cmocka_unit_test(test_collapsing_component),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_backends_agree),

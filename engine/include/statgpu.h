@@ -561,8 +561,10 @@ STATGPU_API void statgpu_lts_params_init(statgpu_lts_params *params /* out */);
 
 /* LTS (or LMS) regression of y on x. params may be NULL for the defaults. On
  * success *out_result is a new result (destroy it); on failure it is NULL and
- * statgpu_context_last_error says why. The progress callback is called
- * between batches of C-steps; cancelling returns STATGPU_ERROR_CANCELLED. */
+ * statgpu_context_last_error says why (STATGPU_ERROR_INVALID_ARGUMENT for,
+ * among others, n_obs not above 2 p or more than 1000 coefficients p). The
+ * progress callback is called between batches of C-steps; cancelling
+ * returns STATGPU_ERROR_CANCELLED. */
 STATGPU_API statgpu_status statgpu_lts(statgpu_context *context,
                                        const double *y, const double *x,
                                        size_t n_obs, size_t n_vars, size_t ld,
@@ -831,10 +833,14 @@ STATGPU_API void statgpu_igmm_params_init(statgpu_igmm_params *params /* out */)
  * lengths[s] values (data sets may differ in length). On success *out_result
  * is a new result (destroy it); on failure it is NULL and
  * statgpu_context_last_error says why: STATGPU_ERROR_INVALID_ARGUMENT for
- * NULL arrays, no data set, k = 0 or above 64, bad params or given starts;
+ * NULL arrays, k = 0 or above 64, bad params or given starts;
+ * STATGPU_ERROR_EMPTY_INPUT for no data set (set_count 0);
  * STATGPU_ERROR_OUT_OF_MEMORY; STATGPU_ERROR_CANCELLED. Bad data are a data
  * set's status (above). On the CPU the (data set, start) pairs are spread
- * over the context's threads: the same bits at any thread count. On the
+ * over the context's threads: the same bits at any thread count; the
+ * progress callback hears the share of pairs done about every 0.1 s while
+ * they run, and a stop ends the fits within about 8 of their iterations (on
+ * the GPU the callback is asked once the launch has ended). On the
  * CUDA backend (k <= 8) every pair of the data sets up to 8192 values runs
  * in one launch, a block per data set with its values, -3/2 log x and 1/x
  * in shared memory; the pairs of longer data sets (no size limit) are
@@ -934,7 +940,10 @@ STATGPU_API const char *statgpu_igmm_status_string(int32_t status);
  *
  * Bad input: NaN in y or x gives STATGPU_ERROR_NAN_IN_DATA (callers drop rows
  * with missing values first); an infinity, no free predictor, more than
- * STATGPU_BESTSUBSET_MAX_VARS free predictors, n_obs not above the full
+ * STATGPU_BESTSUBSET_MAX_VARS predictors (free, forced in and left out
+ * alike), nbest above 1000, a y that is an exact linear function of the
+ * predictors (the full model's residuals 0: no subset has an RSS to
+ * compare), n_obs not above the full
  * model's coefficients, max_size below min_size, an unknown validation or
  * criterion, a holdout leaving fewer rows on either side than a fit needs,
  * fold_count outside [2, n_obs], a force entry other than -1, 0 or 1:

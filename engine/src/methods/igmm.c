@@ -16,6 +16,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +54,35 @@ typedef struct sg_igmm_job {
     double                  **scratch;      /* per slot: (largest length) x (k + 2) */
     sg_igmm_e_kernel         *e_kernel;     /* the E-step's kernel for this CPU */
     const int                *exponents;    /* per set: sets[s] holds the values times 2^-e (sg_igmm_scale) */
+    /* Stop and progress while the fits run (sg_igmm_poll): */
+    statgpu_context          *context;
+    size_t                    task_count;
+    atomic_bool               stop;         /* the caller's progress callback asked to stop */
+    atomic_size_t             done;         /* tasks finished */
+    double                    next_poll;    /* when the calling thread next calls the callback (slot 0's) */
 } sg_igmm_job;
+
+/* On the calling thread (slot 0 of the engine's loops, the only thread the
+ * progress callback may be called from), at most every 0.1 s: the share of
+ * fits done to the callback, and its answer to stop into job->stop, which
+ * every fit reads between iterations. A long fit (many values, components
+ * and iterations) can thus be stopped within about a tenth of a second of
+ * work, where it had run to its end. Results do not depend on it. */
+static void sg_igmm_poll(sg_igmm_job *job, int slot)
+{
+    if (slot != 0 || job->context == NULL || job->context->params.progress == NULL)
+        return;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    const double seconds = (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+    if (seconds < job->next_poll)
+        return;
+    job->next_poll = seconds + 0.1;
+    const double fraction =
+        (double)atomic_load_explicit(&job->done, memory_order_relaxed) / (double)(job->task_count ? job->task_count : 1);
+    if (sg_progress_cancelled(job->context, fraction))
+        atomic_store_explicit(&job->stop, true, memory_order_relaxed);
+}
 
 /* The inverse Gaussian maximum likelihood estimate of values[0..count-1]:
  * false when it does not exist (all equal). */
@@ -177,7 +206,7 @@ static void sg_igmm_task(void *context, size_t task, int slot)
     sg_igmm_run *run = &job->runs[task];
     sg_igmm_component *components = job->components + task * k;
     memset(run, 0, sizeof *run);
-    if (job->status[set] != STATGPU_IGMM_FITTED)
+    if (job->status[set] != STATGPU_IGMM_FITTED || atomic_load_explicit(&job->stop, memory_order_relaxed))
         return;
     const double *x = job->sets[set];
     const size_t n = job->lengths[set];
@@ -203,8 +232,15 @@ static void sg_igmm_task(void *context, size_t task, int slot)
         previous = log_likelihood;
         run->reseeds += sg_igmm_m_step(x, n, k, &sums, &rng, components);
         ++iteration;
+        if ((iteration & 7) == 0) {
+            sg_igmm_poll(job, slot);
+            if (atomic_load_explicit(&job->stop, memory_order_relaxed))
+                break;
+        }
     }
     run->iterations = iteration;
+    atomic_fetch_add_explicit(&job->done, 1, memory_order_relaxed);
+    sg_igmm_poll(job, slot);
 }
 
 /* The pairs the GPU left to the CPU (listed), one per block. */
@@ -553,7 +589,8 @@ static bool sg_igmm_scale(int team, const double *const *sets, const size_t *len
 }
 
 /* A scaled data set's fit back in the data's units; a fit that leaves the
- * doubles' range there (a lambda beyond DBL_MAX) or whose log-likelihood is
+ * doubles' normal range there (a lambda beyond DBL_MAX, a mu among the
+ * subnormals, where scaling back would round it) or whose log-likelihood is
  * not finite is not fitted (STATGPU_IGMM_OUT_OF_RANGE). */
 static void sg_igmm_unscale(statgpu_igmm_result *result, size_t s, int e)
 {
@@ -561,9 +598,12 @@ static void sg_igmm_unscale(statgpu_igmm_result *result, size_t s, int e)
     bool finite = isfinite(result->log_likelihood[s]);
     if (e != 0) {
         for (size_t j = 0; j < k; ++j) {
-            result->mu[s * k + j] = ldexp(result->mu[s * k + j], e);
-            result->lambda[s * k + j] = ldexp(result->lambda[s * k + j], e);
-            finite = finite && isfinite(result->mu[s * k + j]) && isfinite(result->lambda[s * k + j]);
+            const double mu = result->mu[s * k + j], lambda = result->lambda[s * k + j];
+            result->mu[s * k + j] = ldexp(mu, e);
+            result->lambda[s * k + j] = ldexp(lambda, e);
+            /* Exact both ways, or the parameters would not be the fit's
+             * (subnormal or beyond DBL_MAX in the data's units). */
+            finite = finite && ldexp(result->mu[s * k + j], -e) == mu && ldexp(result->lambda[s * k + j], -e) == lambda;
         }
         result->log_likelihood[s] -= (double)result->lengths[s] * (double)e * 0.69314718055994530942;  /* log 2 */
     }
@@ -693,7 +733,10 @@ statgpu_status statgpu_igmm(statgpu_context *context, const double *const *sets,
     int team = sg_threads_for(context->cpu_thread_count, tasks, (double)total_length * (double)starts * (double)k
                                                                * (double)chosen.max_iterations);
     sg_igmm_job job = { sets, lengths, NULL, k, starts, &chosen, context->params.seed, NULL, NULL, NULL,
-                        sg_igmm_best_e_kernel(), NULL };
+                        sg_igmm_best_e_kernel(), NULL, context, tasks, false, 0, 0.0 };
+    atomic_init(&job.stop, false);
+    atomic_init(&job.done, 0);
+    job.next_poll = 0.0;
     int *exponents = NULL;          /* per set: its values scaled by 2^-e (sg_igmm_scale) */
     double **scaled = NULL;         /* per set: the scaled copy, or NULL */
     const double **fit_sets = NULL; /* per set: what the fits read */
@@ -769,7 +812,7 @@ statgpu_status statgpu_igmm(statgpu_context *context, const double *const *sets,
     }
     if (!on_gpu)
         sg_parallel_for(team, tasks, sg_igmm_task, &job);
-    if (sg_progress_cancelled(context, 1.0)) {
+    if (atomic_load_explicit(&job.stop, memory_order_relaxed) || sg_progress_cancelled(context, 1.0)) {
         status = sg_fail(context, STATGPU_ERROR_CANCELLED, "cancelled");
         goto done;
     }

@@ -139,7 +139,10 @@ statgpu_status statgpu_igmm_tables(statgpu_context *context, const statgpu_igmm_
         return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "out_set is NULL");
     *out_set = NULL;
     if (result == NULL || result->set_count == 0 || result->k == 0 || result->status == NULL
-        || result->labels == NULL)
+        || result->labels == NULL || result->lengths == NULL || result->offsets == NULL || result->alpha == NULL
+        || result->mu == NULL || result->lambda == NULL || result->log_likelihood == NULL
+        || result->iterations == NULL || result->converged == NULL || result->best_start == NULL
+        || result->reseed_count == NULL)
         return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "result is not an inverse Gaussian mixture");
     sg_table_build build;
     statgpu_status status = sg_table_build_begin(&build, context, &sg_igmm_table_catalogue, params, 0,

@@ -106,7 +106,7 @@ static statgpu_status sg_check_kmeans_arguments(statgpu_context *context, const 
                        k, n_obs);
     if (k > INT32_MAX || n_obs > SIZE_MAX / sizeof(double) / 2)
         return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "k = %zu is too large", k);
-    if (params->restart_count == 0)
+    if (params->restart_count == 0 && params->init != STATGPU_KMEANS_INIT_GIVEN)  /* given: one run, not used */
         return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "restart_count is 0: at least one run is needed");
     if (params->restart_count > STATGPU_KMEANS_MAX_RESTART_COUNT)
         return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "restart_count = %zu is more than the %u runs a call may ask for",
