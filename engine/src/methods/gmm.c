@@ -1305,8 +1305,9 @@ static bool sg_gmm_select_workers(statgpu_context *context, int count, int threa
 static statgpu_status sg_gmm_fit_side_by_side(statgpu_context *context, const double *data, size_t n_obs,
                                               size_t n_vars, size_t ld, const statgpu_gmm_params *params,
                                               const statgpu_gmm_candidate *candidates, size_t count, int workers,
-                                              sg_gmm_outcome *outcomes)
+                                              sg_gmm_outcome *outcomes, bool *cancelled)
 {
+    *cancelled = false;
     int threads_each = context->cpu_thread_count / workers;
     if (threads_each < 1)
         threads_each = 1;
@@ -1365,6 +1366,9 @@ static statgpu_status sg_gmm_fit_side_by_side(statgpu_context *context, const do
             snprintf(context->note, sizeof context->note, "%s", outcomes[c].note);
             break;
         }
+    /* The callback asked to stop: the call is cancelled, even where every
+     * candidate had finished before its fit heard it. */
+    *cancelled = atomic_load_explicit(&job.cancelled, memory_order_relaxed);
     pthread_cond_destroy(&job.progress);
     pthread_mutex_destroy(&job.mutex);
     free(list);
@@ -1431,11 +1435,16 @@ statgpu_status statgpu_gmm_select(statgpu_context *context, const double *data, 
         workers = context->cpu_thread_count;
     if (workers > 1 && n_obs < SG_GMM_SIDE_BY_SIDE_ROWS) {
         outcomes = calloc(count, sizeof *outcomes);
+        bool cancelled = false;
         if (outcomes != NULL && sg_gmm_fit_side_by_side(context, data, n_obs, n_vars, ld, &chosen, candidates, count,
-                                                        workers, outcomes) != STATGPU_OK) {
+                                                        workers, outcomes, &cancelled) != STATGPU_OK) {
             /* No room for the workers: one candidate after another. */
             free(outcomes);
             outcomes = NULL;
+        }
+        if (cancelled) {
+            status = sg_fail(context, STATGPU_ERROR_CANCELLED, "cancelled");
+            goto done;
         }
     }
     char left_out[256] = "";  /* why the first candidate left out of the choice was */
