@@ -18,9 +18,16 @@
 #include <com/sun/star/table/CellAddress.hpp>
 #include <com/sun/star/table/XCellRange.hpp>
 #include <com/sun/star/sheet/XCellRangeData.hpp>
+#include <com/sun/star/sheet/XCellRangeAddressable.hpp>
+#include <com/sun/star/sheet/XSheetCellCursor.hpp>
+#include <com/sun/star/sheet/XSpreadsheet.hpp>
+#include <com/sun/star/sheet/XUsedAreaCursor.hpp>
+#include <com/sun/star/frame/XStorable.hpp>
+#include <com/sun/star/util/XProtectable.hpp>
 
 #include <rtl/math.hxx>
 
+#include <algorithm>
 #include <chrono>
 #include <cctype>
 #include <cmath>
@@ -157,14 +164,24 @@ std::string fieldName(const Field& field)
     return name;
 }
 
-// A number as a user types it: '.' or ',' as the point, no other text.
+// A number as a user types it: '.' or ',' as the point (one of them, once),
+// digits, a sign and an exponent; no other text (no hexadecimal, no
+// thousands separators: "1,000" is refused rather than read as 1).
 bool parseNumber(const std::string& text, double& value)
 {
     std::string copy = trimmed(text);
+    int points = 0;
     for (char& c : copy)
+    {
         if (c == ',')
             c = '.';
-    if (copy.empty())
+        if (c == '.')
+            ++points;
+        if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '+' || c == '-' || c == 'e'
+              || c == 'E'))
+            return false;
+    }
+    if (copy.empty() || points > 1)
         return false;
     char* end = nullptr;
     value = std::strtod(copy.c_str(), &end);
@@ -175,7 +192,10 @@ double readNumberField(const Field& field, const std::string& text)
 {
     double value = 0.0;
     const bool whole_number = field.kind == FieldKind::Whole;
-    if (!parseNumber(text, value) || (whole_number && value != std::floor(value)) || value < field.low
+    // A whole number is typed without a point: "1,000" is a thousand to some
+    // and 1.000 to others, so it is refused rather than guessed.
+    const bool pointed = text.find_first_of(".,") != std::string::npos;
+    if (!parseNumber(text, value) || (whole_number && (pointed || value != std::floor(value))) || value < field.low
         || value > field.high)
     {
         throw FieldError(field.id, fieldName(field) + ": enter " + (whole_number ? "a whole number" : "a number")
@@ -248,12 +268,31 @@ Reference<css::table::XCellRange> rangeOf(const Reference<css::sheet::XSpreadshe
     return sheet->getCellRangeByPosition(address.StartColumn, address.StartRow, address.EndColumn, address.EndRow);
 }
 
+// A range cut to its sheet's used area (a whole column A:A ends at the last
+// row that holds anything, as Calc's own functions read it): the report's
+// tables then have a row per row used, not per row of the sheet.
+css::table::CellRangeAddress clampToUsedArea(const Reference<css::sheet::XSpreadsheetDocument>& document,
+                                             css::table::CellRangeAddress range)
+{
+    const Reference<css::container::XIndexAccess> sheets(document->getSheets(), UNO_QUERY_THROW);
+    const Reference<css::sheet::XSpreadsheet> sheet(sheets->getByIndex(range.Sheet), UNO_QUERY_THROW);
+    const Reference<css::sheet::XSheetCellCursor> cursor = sheet->createCursor();
+    const Reference<css::sheet::XUsedAreaCursor> used(cursor, UNO_QUERY_THROW);
+    used->gotoStartOfUsedArea(false);
+    used->gotoEndOfUsedArea(true);
+    const css::table::CellRangeAddress area =
+        Reference<css::sheet::XCellRangeAddressable>(cursor, UNO_QUERY_THROW)->getRangeAddress();
+    range.EndRow = std::max(range.StartRow, std::min(range.EndRow, area.EndRow));
+    range.EndColumn = std::max(range.StartColumn, std::min(range.EndColumn, area.EndColumn));
+    return range;
+}
+
 InputRange readRange(const Reference<css::sheet::XSpreadsheetDocument>& document, sal_Int16 active_sheet,
                      const Field& field, const std::string& text, bool labels, bool by_rows)
 {
     InputRange input;
     input.given = fromUtf8(trimmed(text));
-    input.whole = parseRange(document, active_sheet, field, text);
+    input.whole = clampToUsedArea(document, parseRange(document, active_sheet, field, text));
     input.data = input.whole;
     if (labels)
     {
@@ -449,8 +488,11 @@ std::vector<std::pair<std::string, std::string>> settingsOf(const Request& reque
 using Functions = Reference<org::statgpu::XStatGpu>;
 
 // The tables of the run, each with its array formula: formula_of(table).
+// per_row_tables: the method's tables with a row per row of the data (laid
+// out beside the data's rows), known by name: a table of k rows is not one
+// of them where k happens to equal the rows.
 void collect(Outcome& outcome, const addin::ReportRun& run, const std::function<OUString(const std::string&)>& formula_of,
-             const InputRange& rows_of)
+             const InputRange& rows_of, std::initializer_list<const char*> per_row_tables)
 {
     const sal_Int32 data_rows = rows_of.cells.getLength();
     for (const addin::CollectedTable& table : run.tables)
@@ -460,7 +502,10 @@ void collect(Outcome& outcome, const addin::ReportRun& run, const std::function<
         written.array_formula = "=" + formula_of(table.name);
         Cells cells;
         table.cells >>= cells;
-        written.per_row = cells.getLength() == data_rows && table.name != "summary" && table.name != "parameters";
+        bool named = false;
+        for (const char* name : per_row_tables)
+            named = named || table.name == name;
+        written.per_row = named && cells.getLength() == data_rows;
         // The sheet row of the first: the label row's when the call took it.
         written.first_row = data_rows > rows_of.data.EndRow - rows_of.data.StartRow + 1 ? rows_of.whole.StartRow
                                                                                          : rows_of.data.StartRow;
@@ -542,6 +587,16 @@ void runOrderStatistics(const Request& request, const Functions& functions, Outc
             outcome.quantile_curves[static_cast<std::size_t>(g)] = values;
         }
     }
+    // No group with a number: an error that says so, as the methods' dialogs
+    // give (a group of its own without numbers keeps empty statistics).
+    bool any = false;
+    for (sal_Int32 g = 0; g < groups; ++g)
+    {
+        double count = 0.0;
+        any = any || ((cells[0][g] >>= count) && count > 0.0);
+    }
+    if (!any)
+        throw FieldError("data", fieldName(*findField(*request.analysis, "data")) + ": the range holds no numbers.");
     table.cells <<= cells;
     outcome.tables.push_back(std::move(written));
 }
@@ -555,7 +610,7 @@ void runKmeans(const Request& request, const Functions& functions, addin::Report
     collect(outcome, run, [&](const std::string& table) {
         return "KMEANS(" + data.reference + ";" + num(k) + ";" + wordText(table) + ";" + num(restarts) + ";"
                + num(iterations) + ";" + num(seed) + ")";
-    }, data);
+    }, data, { "labels" });
 }
 
 void runGmm(const Request& request, const Functions& functions, addin::ReportRun& run, Outcome& outcome)
@@ -571,7 +626,7 @@ void runGmm(const Request& request, const Functions& functions, addin::ReportRun
     collect(outcome, run, [&](const std::string& table) {
         return "GMMFIT(" + data.reference + ";" + k + ";" + wordText(covariance) + ";" + wordText(table) + ";"
                + num(restarts) + ";" + num(iterations) + ";" + num(seed) + ")";
-    }, data);
+    }, data, { "labels", "probabilities", "density" });
 }
 
 void runLts(const Request& request, const Functions& functions, addin::ReportRun& run, Outcome& outcome)
@@ -584,12 +639,24 @@ void runLts(const Request& request, const Functions& functions, addin::ReportRun
     collect(outcome, run, [&](const std::string& table) {
         return "LTSFIT(" + y.reference + ";" + x.reference + ";" + num(alpha) + ";" + wordText(table) + ";"
                + OUString(intercept ? "1" : "0") + ";" + num(seed) + ")";
-    }, y);
+    }, y, { "weights", "residuals" });
 }
 
-// input with its label row put back (the cells and the reference).
+// input with its label row put back (the cells and the reference), where
+// that row is all text: BESTSUBSET and IGMMFIT take a first row of texts as
+// names, and any other first row as data. A label row holding a number stays
+// out (values and live formulas alike read the data rows only, the names
+// then the functions' own).
 InputRange withLabels(const InputRange& input)
 {
+    bool all_text = input.label_cells.getLength() > 0;
+    for (const Any& cell : input.label_cells)
+    {
+        OUString text;
+        all_text = all_text && (cell >>= text) && !text.isEmpty();
+    }
+    if (!all_text)
+        return input;
     InputRange whole = input;
     whole.cells.realloc(input.cells.getLength() + 1);
     for (sal_Int32 r = input.cells.getLength(); r > 0; --r)
@@ -624,7 +691,7 @@ void runBestSubset(const Request& request, const Functions& functions, addin::Re
         return "BESTSUBSET(" + y.reference + ";" + x.reference + ";" + num(max_size) + ";" + wordText(table) + ";"
                + OUString(intercept ? "1" : "0") + ";" + wordText(validation) + ";" + wordText(criterion) + ";"
                + num(nbest) + ";" + num(seed) + ")";
-    }, y);
+    }, y, {});
 }
 
 void runIgmm(const Request& request, const Functions& functions, addin::ReportRun& run, Outcome& outcome)
@@ -639,7 +706,7 @@ void runIgmm(const Request& request, const Functions& functions, addin::ReportRu
     collect(outcome, run, [&](const std::string& table) {
         return "IGMMFIT(" + data.reference + ";" + num(k) + ";" + wordText(table) + ";" + num(starts) + ";"
                + num(iterations) + ";" + num(seed) + ")";
-    }, data);
+    }, data, { "labels" });
 }
 } // namespace
 
@@ -704,6 +771,11 @@ Request readRequest(const Analysis& analysis, const Values& values,
                 break;
             case FieldKind::Whole:
             case FieldKind::Number:
+                // The share held out and the folds count only with their
+                // validation (the dialog greys them out otherwise).
+                if ((field.id == "holdout" && get("validation") != "holdout")
+                    || (field.id == "folds" && get("validation") != "kfold"))
+                    break;
                 if (!(field.may_be_empty && text.empty()))
                     request.values[field.id] = numberText(readNumberField(field, text));
                 break;
@@ -761,11 +833,39 @@ Request readRequest(const Analysis& analysis, const Values& values,
         throw FieldError("output_" + tableNames(analysis).front(), "Outputs: choose at least one table to write.");
     const std::string target = get("target");
     request.target = target == "cell" ? Target::Cell : target == "document" ? Target::NewDocument : Target::NewSheet;
+    // What would stop the report being written, said before the run.
+    if (request.target == Target::NewDocument && request.live)
+        throw FieldError("write", "Results written as: live formulas read this document's cells, which a new "
+                                  "document cannot; write values there, or the report into this document.");
+    if (request.target != Target::NewDocument)
+    {
+        const Reference<css::frame::XStorable> storable(document, UNO_QUERY);
+        if (storable.is() && storable->isReadonly())
+            throw FieldError("target", "Results to: this document is read-only; choose a new document.");
+        // A new sheet, and the sheet a report to a cell is first written to.
+        const Reference<css::util::XProtectable> structure(document, UNO_QUERY);
+        if (structure.is() && structure->isProtected())
+            throw FieldError("target", "Results to: the document's structure is protected (no sheet can be "
+                                       "added); choose a new document.");
+    }
     if (request.target == Target::Cell)
     {
         const Field cell_field{ "target_cell", "Results to cell", FieldKind::Range, Page::Outputs, "", 0, 0, {}, false, "" };
         const css::table::CellRangeAddress cell = parseRange(document, active_sheet, cell_field, get("target_cell"));
         request.target_cell = css::table::CellAddress(cell.Sheet, cell.StartColumn, cell.StartRow);
+        const Reference<css::container::XIndexAccess> sheets(document->getSheets(), UNO_QUERY_THROW);
+        const Reference<css::util::XProtectable> sheet(sheets->getByIndex(cell.Sheet), UNO_QUERY);
+        if (sheet.is() && sheet->isProtected())
+            throw FieldError("target_cell", "Results to cell: that sheet is protected; choose a cell of another "
+                                            "sheet, or a new sheet.");
+        for (const auto& [id, input] : request.ranges)
+        {
+            const css::table::CellRangeAddress& in = input.whole;
+            if (in.Sheet == cell.Sheet && cell.StartRow >= in.StartRow && cell.StartRow <= in.EndRow
+                && cell.StartColumn >= in.StartColumn && cell.StartColumn <= in.EndColumn)
+                throw FieldError("target_cell", "Results to cell: the cell lies inside the input range; the report "
+                                                "would overwrite the data. Choose a cell outside it.");
+        }
     }
     return request;
 }

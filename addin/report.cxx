@@ -433,6 +433,27 @@ OUString writeReport(const Reference<css::uno::XComponentContext>& context, cons
         const std::vector<css::table::CellRangeAddress> blocks = writeChartData(writer, plots, 0);
         if (request.target == Target::Cell)
         {
+            // The report's block at the cell: inside the sheet, over no input.
+            const css::table::CellRangeAddress edge =
+                Reference<css::sheet::XCellRangeAddressable>(target_sheet, UNO_QUERY_THROW)->getRangeAddress();
+            const sal_Int32 last_row = request.target_cell.Row + std::max<sal_Int32>(1, writer.row()) - 1;
+            const sal_Int32 last_column = request.target_cell.Column + std::max<sal_Int32>(1, writer.widest()) - 1;
+            if (last_row > edge.EndRow || last_column > edge.EndColumn)
+                throw FieldError("target_cell", "Results to cell: the report needs " + std::to_string(writer.row())
+                                                    + " rows and " + std::to_string(writer.widest())
+                                                    + " columns from that cell, past the sheet's end; choose a "
+                                                      "cell higher up or further left.");
+            for (const auto& [id, input] : request.ranges)
+            {
+                const css::table::CellRangeAddress& in = input.whole;
+                if (in.Sheet == request.target_cell.Sheet && in.StartRow <= last_row
+                    && in.EndRow >= request.target_cell.Row && in.StartColumn <= last_column
+                    && in.EndColumn >= request.target_cell.Column)
+                    throw FieldError("target_cell", "Results to cell: the report (" + std::to_string(writer.row())
+                                                        + " rows, " + std::to_string(writer.widest())
+                                                        + " columns) would overwrite the input range; choose a "
+                                                          "cell clear of it.");
+            }
             const sal_Int16 scratch_index =
                 Reference<css::sheet::XCellRangeAddressable>(sheet, UNO_QUERY_THROW)->getRangeAddress().Sheet;
             Reference<css::sheet::XCellRangeMovement>(target_sheet, UNO_QUERY_THROW)

@@ -557,12 +557,33 @@ def check_variants(results, document, frame, fields, formulas):
              ("lts", dict(fields["lts"], y="$Data.$D$1:$E$22"), "Y (response)"),
              ("gmm", dict(fields["gmm"], k="two"), "Components (k)"),
              ("median", dict(fields["median"], quantiles="0.5; 2"), "Quantiles (p)"),
-             ("kmeans", dict(fields["kmeans"], k="500"), "KMEANS failed")]
+             ("kmeans", dict(fields["kmeans"], k="500"), "KMEANS failed"),
+             # A thousands separator or hexadecimal is refused, not misread
+             # (Restarts "1,000" had run once, k "0x3" as 3).
+             ("kmeans", dict(fields["kmeans"], restarts="1,000"), "Restarts"),
+             ("kmeans", dict(fields["kmeans"], k="0x3"), "Number of clusters (k)"),
+             # Live formulas cannot read this document from a new one.
+             ("kmeans", dict(fields["kmeans"], target="A new document", write="Live formulas (array formulas)"),
+              "Results written as"),
+             # A report at a cell inside the data, or one that would run over
+             # it, would overwrite the data.
+             ("kmeans", dict(fields["kmeans"], target="A cell of this sheet", target_cell="$Data.$B$10"),
+              "Results to cell"),
+             ("lts", dict(fields["lts"], target="A cell of this sheet", target_cell="$Data.$C$1"), "Results to cell"),
+             # No numbers at all: said, as the methods' dialogs say it.
+             ("median", dict(fields["median"], data="$Data.$X$1:$Y$10"), "Data")]
     for command, values, named in cases:
         count = sheets.getCount()
         message = run_dialog(frame, command, values)
         results.check("invalid: %s names %r and writes nothing" % (command, named),
                       message.startswith(named) and sheets.getCount() == count, message)
+
+    # Whole columns: read to the last row used (the per-row tables had made
+    # the report fail at the sheet's million rows).
+    count = sheets.getCount()
+    message = run_dialog(frame, "kmeans", dict(fields["kmeans"], data="$Data.$A:$B"))
+    whole_ok = message == "" and sheets.getCount() == count + 1
+    results.check("kmeans on whole columns $Data.$A:$B: a report, its data the rows used", whole_ok, message)
 
     # Stop: a long run stopped from outside writes nothing.
     check_stop(results, document, frame)
