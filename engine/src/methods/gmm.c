@@ -69,6 +69,8 @@ typedef struct sg_gmm_fit {
     statgpu_cuda_status    device_status;
     sg_gmm_estep_kernel   *e_kernel;   /* the CPU's E-step for this processor */
     double                *e_scratch;  /* threads x sg_gmm_estep_scratch_count */
+    bool                   out_of_memory; /* the last M-step's failure was an allocation's (else a
+                                             covariance beyond repair) */
 } sg_gmm_fit;
 
 static size_t sg_gmm_cov_count(statgpu_gmm_covariance type, size_t k, size_t d)
@@ -258,10 +260,12 @@ static bool sg_gmm_m_step(sg_gmm_fit *fit, const double *sums)
     double *nk = malloc(k * sizeof *nk);
     double *l = malloc(d * d * sizeof *l);
     double *scratch = malloc(d * d * sizeof *scratch);
+    fit->out_of_memory = false;
     if (nk == NULL || l == NULL || scratch == NULL) {
         free(nk);
         free(l);
         free(scratch);
+        fit->out_of_memory = true;
         return false;
     }
     for (size_t j = 0; j < k; ++j) {
@@ -281,6 +285,7 @@ static bool sg_gmm_m_step(sg_gmm_fit *fit, const double *sums)
         free(nk);
         free(l);
         free(scratch);
+        fit->out_of_memory = true;
         return false;
     }
     for (size_t b = 0; b < fit->blocks; ++b)
@@ -393,10 +398,12 @@ static bool sg_gmm_m_step_moments(sg_gmm_fit *fit, const double *sums, const dou
     double *nk = malloc(k * sizeof *nk);
     double *l = malloc(d * d * sizeof *l);
     double *sum = calloc(k * per_component, sizeof *sum);
+    fit->out_of_memory = false;
     if (nk == NULL || l == NULL || sum == NULL) {
         free(nk);
         free(l);
         free(sum);
+        fit->out_of_memory = true;
         return false;
     }
     double nk_total = 0.0, shift[SG_GMM_MAX_VARS];
@@ -761,7 +768,10 @@ static statgpu_status sg_gmm_from_responsibilities(statgpu_context *context, sg_
                 sums[k + j + k * v] += r * fit->data[i + fit->ld * v];
         }
     if (!sg_gmm_m_step(fit, sums))
-        return sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate GMM work space");
+        return fit->out_of_memory
+                   ? sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate GMM work space")
+                   : sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "a covariance could not be made positive "
+                             "definite: the data are too far from ordinary size");
     return STATGPU_OK;
 }
 
@@ -936,7 +946,7 @@ static statgpu_status sg_gmm_fit_data(statgpu_context *context, const double *da
     sg_gmm_fit fit = { data, n, d, ld, k, chosen.covariance, chosen.reg_covar,
                        sg_threads_for(context->cpu_thread_count, blocks, (double)n * (double)k * (double)d * (double)d),
                        blocks, NULL, NULL, NULL, stride, { 0 }, 0, device, false, NULL, NULL, NULL,
-                       STATGPU_CUDA_OK, sg_gmm_estep_best_kernel(), NULL };
+                       STATGPU_CUDA_OK, sg_gmm_estep_best_kernel(), NULL, false };
     sg_gmm_model best = { 0 };
     sg_gmm_slot *slots = NULL;
     size_t slot_count = 0;
@@ -1013,8 +1023,10 @@ static statgpu_status sg_gmm_fit_data(statgpu_context *context, const double *da
                 goto done;
             }
             if (failure != 0) {
-                status = sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate GMM work space, or a "
-                                 "covariance could not be made positive definite");
+                status = fit.out_of_memory
+                             ? sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate GMM work space")
+                             : sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "a covariance could not be made "
+                                       "positive definite: the data are too far from ordinary size");
                 goto done;
             }
             if (sg_progress_cancelled(context, ((double)first + (double)count * (double)iteration
