@@ -404,6 +404,19 @@ static void test_values_of_any_size(void **state)
     assert_null(set);
     statgpu_igmm_result_destroy(r);
 
+    /* One empty data set: its labels table has no rows, and its row labels
+     * (none) are there wherever their header is. */
+    const double *no_values = NULL;
+    size_t no_length = 0;
+    assert_int_equal(statgpu_igmm(g_context, &no_values, &no_length, 1, 1, NULL, &r), STATGPU_OK);
+    assert_int_equal(statgpu_igmm_tables(g_context, r, NULL, &set), STATGPU_OK);
+    const statgpu_table *empty_labels = statgpu_table_set_find(set, "labels");
+    assert_non_null(empty_labels);
+    assert_int_equal(empty_labels->row_count, 0);
+    assert_true((empty_labels->row_label_header == NULL) == (empty_labels->row_labels == NULL));
+    statgpu_table_set_destroy(set);
+    statgpu_igmm_result_destroy(r);
+
     assert_string_equal(statgpu_igmm_status_string(STATGPU_IGMM_FITTED), "fitted");
     assert_string_equal(statgpu_igmm_status_string(STATGPU_IGMM_NOT_POSITIVE), "a value is not positive");
     assert_string_equal(statgpu_igmm_status_string(STATGPU_IGMM_TOO_FEW), "fewer than 3 values a component");

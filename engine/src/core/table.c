@@ -381,6 +381,14 @@ bool sg_table_set_row_label_header(sg_table_build *build, sg_table *table, const
     if (!sg_store_text(build, &table->row_label_header, text))
         return false;
     table->view.row_label_header = table->row_label_header;
+    /* A table of no rows has its (empty) row labels too: row_labels is NULL
+     * only where row_label_header is. */
+    if (table->row_labels == NULL && table->view.row_count == 0) {
+        table->row_labels = calloc(1, sizeof(char *));
+        if (table->row_labels == NULL)
+            return sg_table_out_of_memory(build);
+        table->view.row_labels = (const char *const *)table->row_labels;
+    }
     return true;
 }
 
