@@ -605,7 +605,14 @@ void AnalysisDialog::run()
     catch (const Exception& failure)
     {
         finish();
-        showMessage("The report could not be written: " + toUtf8(failure.Message));
+        // Calc's own exceptions often carry only their source location
+        // ("at ./sc/source/ui/unoobj/cellsuno.cxx:4679"): no reason a user
+        // can act on, so the likely ones are named instead.
+        std::string reason = toUtf8(failure.Message);
+        if (reason.empty() || reason.rfind("at ", 0) == 0 || reason.find(".cxx:") != std::string::npos)
+            reason = "Calc refused to write it there (the cells may be protected, merged or part of an array "
+                     "formula, or past the sheet's end); choose a new sheet or another cell.";
+        showMessage("The report could not be written: " + reason);
     }
     catch (const std::exception& failure)
     {
