@@ -268,22 +268,29 @@ Reference<css::table::XCellRange> rangeOf(const Reference<css::sheet::XSpreadshe
     return sheet->getCellRangeByPosition(address.StartColumn, address.StartRow, address.EndColumn, address.EndRow);
 }
 
-// A range cut to its sheet's used area (a whole column A:A ends at the last
-// row that holds anything, as Calc's own functions read it): the report's
-// tables then have a row per row used, not per row of the sheet.
+// A whole column (A:A, a range down to the sheet's last row) cut at the
+// last row its sheet uses, and a whole row likewise at the last column: the
+// report's tables then have a row per row used, not per row of the sheet. A
+// range the user drew cell by cell is read as drawn, empty cells and all.
 css::table::CellRangeAddress clampToUsedArea(const Reference<css::sheet::XSpreadsheetDocument>& document,
                                              css::table::CellRangeAddress range)
 {
     const Reference<css::container::XIndexAccess> sheets(document->getSheets(), UNO_QUERY_THROW);
     const Reference<css::sheet::XSpreadsheet> sheet(sheets->getByIndex(range.Sheet), UNO_QUERY_THROW);
+    const css::table::CellRangeAddress edge =
+        Reference<css::sheet::XCellRangeAddressable>(sheet, UNO_QUERY_THROW)->getRangeAddress();
+    if (range.EndRow < edge.EndRow && range.EndColumn < edge.EndColumn)
+        return range;
     const Reference<css::sheet::XSheetCellCursor> cursor = sheet->createCursor();
     const Reference<css::sheet::XUsedAreaCursor> used(cursor, UNO_QUERY_THROW);
     used->gotoStartOfUsedArea(false);
     used->gotoEndOfUsedArea(true);
     const css::table::CellRangeAddress area =
         Reference<css::sheet::XCellRangeAddressable>(cursor, UNO_QUERY_THROW)->getRangeAddress();
-    range.EndRow = std::max(range.StartRow, std::min(range.EndRow, area.EndRow));
-    range.EndColumn = std::max(range.StartColumn, std::min(range.EndColumn, area.EndColumn));
+    if (range.EndRow >= edge.EndRow)
+        range.EndRow = std::max(range.StartRow, std::min(range.EndRow, area.EndRow));
+    if (range.EndColumn >= edge.EndColumn)
+        range.EndColumn = std::max(range.StartColumn, std::min(range.EndColumn, area.EndColumn));
     return range;
 }
 

@@ -224,9 +224,9 @@ FUNCTIONS = [
         [Argument("data", RANGE, "Data",
                   "The data sets, one per column: positive numbers; empty and text cells are skipped, so "
                   "columns may differ in length, and a first row of texts names the data sets. A column "
-                  "with a value that is not positive, fewer than 3 values a component, all values equal "
-                  "or values more than 1e300 apart is not fitted: its status says why. Values of any size "
-                  "are fitted, in their own units."),
+                  "with a value that is not positive, fewer than 3 values a component, all values equal, "
+                  "values more than 1e300 apart or subnormal values is not fitted: its status says why. "
+                  "Values of any size are fitted, in their own units."),
          Argument("k", "double", "k",
                   "The number of components, from 1 to 64; a fraction is rounded down."),
          Argument("output", "any", "Output",

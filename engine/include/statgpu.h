@@ -774,10 +774,11 @@ STATGPU_API void statgpu_gmm_result_destroy(statgpu_gmm_result *result);
  *
  * Bad data are a data set's status, not an error of the call: a value that
  * is not positive, fewer than 3 k observations, all observations equal, or
- * values too far apart for the doubles leave that data set unfitted (its
- * numbers 0) while the others are fitted. Values of any size are fitted:
- * a data set beyond about 1e150 or below 1e-150 is fitted scaled by a power
- * of two and its parameters and log-likelihood given in its own units.
+ * values too far apart for the doubles (or subnormal) leave that data set
+ * unfitted (its numbers 0) while the others are fitted. Values of any other
+ * size are fitted: a data set beyond about 1e150 or below 1e-150 is fitted
+ * scaled by a power of two and its parameters and log-likelihood given in
+ * its own units.
  * A component that collapses (its weight, or its lambda's denominator, no
  * longer positive and finite) is re-seeded from 3 random observations, and
  * the result counts the re-seeds: never NaN. */

@@ -144,7 +144,7 @@ def check_cases(results, office, source_dir):
                       all(close(row[3][1], mean * factor) and close(row[4][1], shape * factor)
                           for row, factor in zip(far[:2], (1e-200, 1e200)))
                       and all(cell[0] == "empty" for cell in far[2][2:])
-                      and far_statuses[:2] == ["fitted", "fitted"] and "too far apart" in far_statuses[2],
+                      and far_statuses[:2] == ["fitted", "fitted"] and "too far from ordinary size" in far_statuses[2],
                       "%r %r" % (far, far_statuses))
         bad = [outcome(sheet.getCellByPosition(23, r)) for r in range(len(errors))]
         results.check("IGMMFIT with k 0, Output \"bogus\", Starts 0: Err:502 each",

@@ -25,7 +25,7 @@ const char *statgpu_igmm_status_string(int32_t status)
     case STATGPU_IGMM_NOT_POSITIVE: return "a value is not positive";
     case STATGPU_IGMM_TOO_FEW:      return "fewer than 3 values a component";
     case STATGPU_IGMM_CONSTANT:     return "every value equal";
-    case STATGPU_IGMM_OUT_OF_RANGE: return "values too far apart (more than 1e300 between them)";
+    case STATGPU_IGMM_OUT_OF_RANGE: return "values too far from ordinary size (more than 1e300 apart, or subnormal)";
     }
     return "unknown status";
 }
