@@ -584,6 +584,17 @@ def check_variants(results, document, frame, fields, formulas):
     message = run_dialog(frame, "kmeans", dict(fields["kmeans"], data="$Data.$A:$B"))
     whole_ok = message == "" and sheets.getCount() == count + 1
     results.check("kmeans on whole columns $Data.$A:$B: a report, its data the rows used", whole_ok, message)
+    # A range drawn cell by cell is read as drawn: the empty column N beside
+    # the two groups L:M is a third group (only whole columns are cut).
+    names = set(sheets.getElementNames())
+    message = run_dialog(frame, "median", dict(fields["median"], data="$Data.$L$1:$N$41"))
+    added = [name for name in sheets.getElementNames() if name not in names]
+    header = []
+    if message == "" and len(added) == 1:
+        tables = report_tables(sheets.getByName(added[0]))
+        header = tables[0][1] if tables else []
+    results.check("median on L1:N41 with N empty: three groups, the third named Column N", header[1:] == [
+        "left", "right", "Column N"], [message, header])
 
     # Stop: a long run stopped from outside writes nothing.
     check_stop(results, document, frame)
