@@ -502,30 +502,6 @@ static void sg_igmm_finish_set(void *context, size_t s, int slot)
 }
 
 /* The statuses of the data sets, one per block. */
-typedef struct sg_igmm_status_job {
-    const double *const *sets;
-    const size_t        *lengths;
-    size_t               k;
-    int32_t             *status;
-} sg_igmm_status_job;
-
-static void sg_igmm_status_of(void *context, size_t s, int slot)
-{
-    (void)slot;
-    const sg_igmm_status_job *job = context;
-    const double *x = job->sets[s];
-    bool positive = true, constant = true;
-    for (size_t i = 0; i < job->lengths[s]; ++i) {
-        if (!(x[i] > 0.0) || !isfinite(x[i]))
-            positive = false;
-        if (x[i] != x[0])
-            constant = false;
-    }
-    job->status[s] = !positive ? STATGPU_IGMM_NOT_POSITIVE
-                     : job->lengths[s] < 3 * job->k ? STATGPU_IGMM_TOO_FEW
-                     : constant ? STATGPU_IGMM_CONSTANT : STATGPU_IGMM_FITTED;
-}
-
 /* Values far from ordinary size: the E-step squares x - mu and divides by
  * mu^2 x, which leaves the doubles' range near 1e154 and loses digits in
  * the subnormals near 1e-154. Such a data set is fitted as x times 2^-e,
@@ -538,45 +514,53 @@ static void sg_igmm_status_of(void *context, size_t s, int slot)
  * (STATGPU_IGMM_OUT_OF_RANGE). */
 #define SG_IGMM_RANGE 500
 
-typedef struct sg_igmm_scale_job {
+typedef struct sg_igmm_status_job {
     const double *const *sets;
     const size_t        *lengths;
+    size_t               k;
     int32_t             *status;
     int                 *exponents;
-} sg_igmm_scale_job;
+} sg_igmm_status_job;
 
-static void sg_igmm_scale_of(void *context, size_t s, int slot)
+/* Data set s's status and, where it is fitted, its exponent (above), from
+ * one pass over its values. */
+static void sg_igmm_status_of(void *context, size_t s, int slot)
 {
     (void)slot;
-    const sg_igmm_scale_job *job = context;
-    job->exponents[s] = 0;
-    if (job->status[s] != STATGPU_IGMM_FITTED)
-        return;
+    const sg_igmm_status_job *job = context;
     const double *x = job->sets[s];
-    double smallest = x[0], largest = x[0];
-    for (size_t i = 1; i < job->lengths[s]; ++i) {
+    bool positive = true, constant = true;
+    double smallest = job->lengths[s] > 0 ? x[0] : 1.0, largest = smallest;
+    for (size_t i = 0; i < job->lengths[s]; ++i) {
+        if (!(x[i] > 0.0) || !isfinite(x[i]))
+            positive = false;
+        if (x[i] != x[0])
+            constant = false;
         smallest = x[i] < smallest ? x[i] : smallest;
         largest = x[i] > largest ? x[i] : largest;
     }
+    job->status[s] = !positive ? STATGPU_IGMM_NOT_POSITIVE
+                     : job->lengths[s] < 3 * job->k ? STATGPU_IGMM_TOO_FEW
+                     : constant ? STATGPU_IGMM_CONSTANT : STATGPU_IGMM_FITTED;
+    job->exponents[s] = 0;
+    if (job->status[s] != STATGPU_IGMM_FITTED)
+        return;
     int low = 0, high = 0;  /* smallest in [2^(low-1), 2^low), largest in [2^(high-1), 2^high) */
     (void)frexp(smallest, &low);
     (void)frexp(largest, &high);
     if (low - 1 >= -SG_IGMM_RANGE && high <= SG_IGMM_RANGE)
         return;
-    if (high - (low - 1) > 2 * SG_IGMM_RANGE) {
+    if (high - (low - 1) > 2 * SG_IGMM_RANGE)
         job->status[s] = STATGPU_IGMM_OUT_OF_RANGE;
-        return;
-    }
-    job->exponents[s] = (low - 1 + high) / 2;  /* the span's middle to 2^0 */
+    else
+        job->exponents[s] = (low - 1 + high) / 2;  /* the span's middle to 2^0 */
 }
 
-/* Each data set's exponent (0 for most) and, for those scaled, a copy of
- * their values times 2^-e in scaled[s]. False out of memory. */
-static bool sg_igmm_scale(int team, const double *const *sets, const size_t *lengths, size_t set_count,
-                          int32_t *status, int *exponents, double **scaled)
+/* For the data sets with an exponent, a copy of their values times 2^-e in
+ * scaled[s]. False out of memory. */
+static bool sg_igmm_scale(const double *const *sets, const size_t *lengths, size_t set_count,
+                          const int *exponents, double **scaled)
 {
-    sg_igmm_scale_job job = { sets, lengths, status, exponents };
-    sg_parallel_for(team, set_count, sg_igmm_scale_of, &job);
     for (size_t s = 0; s < set_count; ++s) {
         if (exponents[s] == 0)
             continue;
@@ -782,14 +766,17 @@ statgpu_status statgpu_igmm(statgpu_context *context, const double *const *sets,
         result->offsets[s] = offset;
         offset += lengths[s];
     }
-    sg_igmm_status_job status_job = { sets, lengths, k, result->status };
-    sg_parallel_for(team, set_count, sg_igmm_status_of, &status_job);
-    job.status = result->status;
     exponents = calloc(set_count, sizeof *exponents);
     scaled = calloc(set_count, sizeof *scaled);
     fit_sets = malloc(set_count * sizeof *fit_sets);
-    if (exponents == NULL || scaled == NULL || fit_sets == NULL
-        || !sg_igmm_scale(team, sets, lengths, set_count, result->status, exponents, scaled)) {
+    if (exponents == NULL || scaled == NULL || fit_sets == NULL) {
+        status = sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate the scaled data sets");
+        goto done;
+    }
+    sg_igmm_status_job status_job = { sets, lengths, k, result->status, exponents };
+    sg_parallel_for(team, set_count, sg_igmm_status_of, &status_job);
+    job.status = result->status;
+    if (!sg_igmm_scale(sets, lengths, set_count, exponents, scaled)) {
         status = sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate the scaled data sets");
         goto done;
     }
