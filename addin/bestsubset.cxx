@@ -8,17 +8,18 @@ namespace statgpu::addin
 {
 namespace
 {
-// Validation: omitted is "press"; "holdout" (a fifth of the rows) or
-// "holdout F" (the share F, 0 < F < 1); "kfold" (10 folds) or "kfold K".
+// Validation: omitted or empty is "press"; "holdout" (a fifth of the rows)
+// or "holdout F" (the share F, 0 < F < 1); "kfold" (10 folds) or "kfold K".
 void readValidation(const Any& argument, statgpu_bestsubset_params& params)
 {
-    if (!argument.hasValue())
-        return;
     const sal_Int16 position = argument::bestSubset::validation;
+    const Any given = optionalArgument(argument, ZeroIs::Empty, position);
+    if (!given.hasValue())
+        return;
     const char* message = "Validation is not \"press\", \"holdout\", \"holdout F\" (a share of rows, 0 < F < 1), "
                           "\"kfold\" or \"kfold K\" (K folds, from 2)";
     OUString text;
-    if (!(argument >>= text))
+    if (!(given >>= text))
         raiseCalcError(CalcError::IllegalArgument, message, position);
     OUString word = text.trim(), number;
     const sal_Int32 space = word.indexOf(' ');
@@ -53,14 +54,15 @@ void readValidation(const Any& argument, statgpu_bestsubset_params& params)
         raiseCalcError(CalcError::IllegalArgument, message, position);
 }
 
-// Criterion: omitted is "validation"; "cp", "bic" or "adjr2".
+// Criterion: omitted or empty is "validation"; "cp", "bic" or "adjr2".
 statgpu_subset_criterion readCriterion(const Any& argument)
 {
-    if (!argument.hasValue())
+    const Any given = optionalArgument(argument, ZeroIs::Empty, argument::bestSubset::criterion);
+    if (!given.hasValue())
         return STATGPU_SUBSET_BY_VALIDATION;
     static const char* const words[] = { "validation", "cp", "bic", "adjr2" };
     OUString text;
-    if (argument >>= text)
+    if (given >>= text)
         for (int w = 0; w < 4; ++w)
             if (text.trim().equalsIgnoreAsciiCaseAscii(words[w]))
                 return static_cast<statgpu_subset_criterion>(w);
@@ -86,8 +88,7 @@ Any SAL_CALL StatGpuAddIn::bestSubset(const Range& y, const Range& x, const Any&
         params.criterion = readCriterion(criterion);
         params.nbest = readOptionalWholeNumber(nbest, 1, 1, 1000, argument::bestSubset::nbest,
                                                "NBest is not a whole number from 1 to 1000");
-        params.seed = readOptionalWholeNumber(seed, 0, 0, 0x1p53, argument::bestSubset::seed,
-                                              "Seed is not a whole number from 0 to 2^53");
+        params.seed = readSeed(seed, argument::bestSubset::seed);
         const RegressionRows rows = readRegressionRows(y, x, argument::bestSubset::y, argument::bestSubset::x);
         if (rows.count == 0)
             raiseCalcError(CalcError::IllegalArgument, "Y and X have no row without missing values",

@@ -35,17 +35,34 @@ void writeTrace()
     }
 }
 
-// An optional whole number (Restarts, MaxIter, Seed): omitted (void) is the
-// default; a number is rounded down and must lie in [low, high]; text is
-// converted (textToNumber) and an empty cell is 0, as Calc reads a number
-// argument.
+Any optionalArgument(const Any& argument, ZeroIs zero, sal_Int16 position)
+{
+    Any value = argument;
+    Range range;
+    if (argument >>= range)
+    {
+        if (cellCount(range) != 1)
+            raiseCalcError(CalcError::IllegalArgument, "a range of several cells where one value is needed",
+                           position);
+        for (const Sequence<Any>& row : range)
+            for (const Any& cell : row)
+                value = cell;
+    }
+    OUString text;
+    double number = 0.0;
+    const bool empty = !value.hasValue() || ((value >>= text) && text.isEmpty())
+                       || (zero == ZeroIs::Empty && classifyCell(value, number) == CellKind::Number && number == 0.0);
+    return empty ? Any() : value;
+}
+
 std::size_t readOptionalWholeNumber(const Any& argument, std::size_t default_value, double low, double high,
                                     sal_Int16 position, const char* out_of_range)
 {
-    if (!argument.hasValue())
+    const Any given = optionalArgument(argument, ZeroIs::Empty, position);
+    if (!given.hasValue())
         return default_value;
     double value = 0.0;
-    readCell(argument, kParameterCells, position, value);
+    readCell(given, kParameterCells, position, value);
     value = rtl::math::approxFloor(value);
     if (!(value >= low && value <= high))
         raiseCalcError(CalcError::IllegalArgument, out_of_range, position);
@@ -59,19 +76,23 @@ double finiteResult(double value)
     return value;
 }
 
-// An Output argument: omitted (void) is the method's first table; otherwise
-// one of its tables' names, which the engine defines (statgpu_method_table_names),
-// in any case, blanks around it ignored. With criteria, it may be followed
-// by " lms" (least median of squares) or " lts" (the default).
+std::uint64_t readSeed(const Any& argument, sal_Int16 position)
+{
+    return readOptionalWholeNumber(argument, 0, 0, 0x1p53, position, "Seed is not a whole number from 0 to 2^53");
+}
+
+// With criteria, Output may be followed by " lms" (least median of squares)
+// or " lts" (the default); blanks around it are ignored.
 OutputChoice readOutput(const Any& output, const char* method, bool with_criteria, sal_Int16 position)
 {
     const char* const* names = statgpu_method_table_names(method);
     OutputChoice choice;
     choice.table = names[0];
-    if (!output.hasValue())
+    const Any given = optionalArgument(output, ZeroIs::Empty, position);
+    if (!given.hasValue())
         return choice;
     OUString text;
-    if (output >>= text)
+    if (given >>= text)
     {
         OUString word = text.trim();
         bool known_criterion = true;
@@ -164,8 +185,10 @@ bool readIntercept(const Any& argument, sal_Int16 position)
 {
     if (!argument.hasValue())
         return true;
+    const Any given = optionalArgument(argument, ZeroIs::Number, position);
     double value = 0.0;
-    readCell(argument, kParameterCells, position, value);
+    if (given.hasValue())
+        readCell(given, kParameterCells, position, value);
     return value != 0.0;
 }
 
@@ -305,8 +328,7 @@ RunArguments readRunArguments(const Any& restarts, const Any& maxIterations, con
     run.max_iterations = readOptionalWholeNumber(maxIterations, default_iterations, 1, 100000,
                                                  static_cast<sal_Int16>(restarts_position + 1),
                                                  "MaxIter is not between 1 and 100000");
-    run.seed = readOptionalWholeNumber(seed, 0, 0, 0x1p53, static_cast<sal_Int16>(restarts_position + 2),
-                                       "Seed is not a whole number from 0 to 2^53");
+    run.seed = readSeed(seed, static_cast<sal_Int16>(restarts_position + 2));
     return run;
 }
 

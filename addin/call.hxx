@@ -58,16 +58,39 @@ template <typename Call> statgpu_status timedEngine(Call&& call)
 
 // ---- Arguments ------------------------------------------------------------------
 
-// An optional whole number (Restarts, MaxIter, Seed): omitted (void) is the
-// default; a number is rounded down and must lie in [low, high]; text is
-// converted (textToNumber) and an empty cell is 0, as Calc reads a number
-// argument.
+// How an empty cell given for an optional argument reaches the add-in: Calc
+// hands a reference to one (=KMEANS(A1:B9;2;C1)) over as the number 0
+// (interpr4.cxx, ScExternal), a one-cell range of one (C1:C1) as a 1 x 1
+// array of an empty text (rangeseq.cxx, FillMixedArray), and a formula cell
+// giving "" as that text.
+enum class ZeroIs
+{
+    Empty,  // 0 is no value of the argument: it is the empty cell Calc made it from
+    Number  // 0 is a value (Intercept's FALSE): an empty cell is 0, as LINEST reads its Const
+};
+
+// An optional argument as the one value it holds, or void where it holds
+// none, so that an empty cell reads as the argument left out: omitted, an
+// empty text, a one-cell range of an empty cell, and with ZeroIs::Empty the
+// number 0. A one-cell range gives its cell; a larger one is Err:502 at
+// position.
+Any optionalArgument(const Any& argument, ZeroIs zero, sal_Int16 position);
+
+// An optional whole number (Restarts, MaxIter, NBest, MaxSize): omitted or
+// empty (optionalArgument; none of them takes 0) is the default; a number is
+// rounded down and must lie in [low, high]; text is converted (textToNumber).
 std::size_t readOptionalWholeNumber(const Any& argument, std::size_t default_value, double low, double high,
                                     sal_Int16 position, const char* out_of_range);
 
-// Restarts (1 to 1000), MaxIter (1 to 100000) and Seed (0 to 2^53) of KMEANS
-// and GMMFIT, at positions restarts_position and the two after it; omitted
-// ones take the defaults given (Seed's is 0).
+// Seed, the same for every function: a whole number (rounded down) from 0 to
+// 2^53, the largest up to which every whole number is a double, so that two
+// different Seeds typed are never the same number; omitted or empty is 0;
+// beyond that range Err:502, as every argument out of its range.
+std::uint64_t readSeed(const Any& argument, sal_Int16 position);
+
+// Restarts (1 to 1000), MaxIter (1 to 100000) and Seed (readSeed) of KMEANS,
+// GMMFIT and IGMMFIT, at positions restarts_position and the two after it;
+// omitted ones take the defaults given (Seed's is 0).
 struct RunArguments
 {
     std::size_t restarts;
@@ -108,15 +131,17 @@ struct RegressionRows
 RegressionRows readRegressionRows(const Range& y, const Range& x, sal_Int16 y_position, sal_Int16 x_position);
 
 // Intercept: omitted (void) is TRUE; otherwise a boolean or a number, TRUE
-// when not 0, as Calc reads a logical argument; text is converted as for a number.
+// when not 0, as Calc reads a logical argument; text is converted as for a
+// number. An empty cell is FALSE: Calc hands a reference to one over as 0,
+// which FALSE is too, and LINEST reads an empty Const so.
 bool readIntercept(const Any& argument, sal_Int16 position);
 
 // A count of clusters or components: rounded down, from 1 to the number of
 // complete rows; position names it.
 std::size_t readClusterCount(double k, std::size_t observations, sal_Int16 position);
 
-// An Output argument: omitted (void) is the method's first table; otherwise
-// one of its tables' names, which the engine defines (statgpu_method_table_names),
+// An Output argument: omitted or empty (optionalArgument) is the method's
+// first table; otherwise one of its tables' names, which the engine defines (statgpu_method_table_names),
 // in any case; with criteria it may be followed by " lms" or " lts".
 struct OutputChoice
 {

@@ -8,14 +8,15 @@ namespace statgpu::addin
 {
 namespace
 {
-// Covariance: omitted (void) is "full"; otherwise one of the four words, or
-// "all" (every type: an empty list), in any case, blanks around it ignored.
+// Covariance: omitted or empty (optionalArgument) is "full"; otherwise one
+// of the four words, or "all" (every type), in any case, blanks around it ignored.
 std::vector<statgpu_gmm_covariance> readCovariances(const Any& covariance)
 {
-    if (!covariance.hasValue())
+    const Any given = optionalArgument(covariance, ZeroIs::Empty, argument::gmmFit::covariance);
+    if (!given.hasValue())
         return { STATGPU_GMM_FULL };
     OUString word;
-    if (covariance >>= word)
+    if (given >>= word)
     {
         word = word.trim();
         if (word.equalsIgnoreAsciiCaseAscii("all"))
@@ -32,7 +33,8 @@ std::vector<statgpu_gmm_covariance> readCovariances(const Any& covariance)
                    argument::gmmFit::covariance);
 }
 
-// k: one cell (a number, as Calc reads a number argument), or a range or
+// k: one cell (a number, as Calc reads a number argument; an empty cell is
+// 0, so Err:502, however it is handed over: k has no default), or a range or
 // inline array of candidates, whose empty cells are skipped and whose text
 // is converted; each rounded down and at least 1. A candidate above the
 // complete rows is shown unfitted in the selection, not an error.
@@ -47,10 +49,10 @@ ComponentCounts readComponentCounts(const Range& k, std::size_t observations)
     ComponentCounts counts;
     if (cellCount(k) == 1)
     {
+        const Any cell = optionalArgument(Any(k), ZeroIs::Number, argument::gmmFit::k);
         double value = 0.0;
-        for (const auto& row : k)
-            for (const Any& cell : row)
-                readCell(cell, kParameterCells, argument::gmmFit::k, value);
+        if (cell.hasValue())
+            readCell(cell, kParameterCells, argument::gmmFit::k, value);
         counts.values.push_back(readClusterCount(value, observations, argument::gmmFit::k));
         return counts;
     }

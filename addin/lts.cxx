@@ -6,14 +6,15 @@ namespace statgpu::addin
 {
 namespace
 {
-// Alpha: omitted (void) is the default; a number in [0.5, 1]; text is
-// converted and an empty cell is 0 (so Err:502), as Calc reads a number argument.
+// Alpha: omitted or empty (optionalArgument: 0 is no Alpha) is the default;
+// a number in [0.5, 1]; text is converted, as Calc reads a number argument.
 double readAlpha(const Any& argument, double default_value)
 {
-    if (!argument.hasValue())
+    const Any given = optionalArgument(argument, ZeroIs::Empty, argument::ltsFit::alpha);
+    if (!given.hasValue())
         return default_value;
     double value = 0.0;
-    readCell(argument, kParameterCells, argument::ltsFit::alpha, value);
+    readCell(given, kParameterCells, argument::ltsFit::alpha, value);
     if (!(value >= 0.5 && value <= 1.0))
         raiseCalcError(CalcError::IllegalArgument, "Alpha is not between 0.5 and 1", argument::ltsFit::alpha);
     return value;
@@ -42,8 +43,7 @@ Any SAL_CALL StatGpuAddIn::ltsFit(const Range& y, const Range& x, const Any& alp
         params.alpha = readAlpha(alpha, params.alpha);
         params.intercept = readIntercept(intercept, argument::ltsFit::intercept) ? 1 : 0;
         params.criterion = chosen.lms ? STATGPU_LTS_MEDIAN : STATGPU_LTS_SQUARES;
-        params.seed = readOptionalWholeNumber(seed, 0, 0, 0x1p53, argument::ltsFit::seed,
-                                              "Seed is not a whole number from 0 to 2^53");
+        params.seed = readSeed(seed, argument::ltsFit::seed);
         const RegressionRows rows = readRegressionRows(y, x, argument::ltsFit::y, argument::ltsFit::x);
         if (rows.count == 0)
             raiseCalcError(CalcError::IllegalArgument, "Y and X have no row without missing values",

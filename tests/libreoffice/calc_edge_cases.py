@@ -18,6 +18,21 @@ never hands an add-in is checked as Calc's own answer: a reference list
 (A1:A5~B1:B2) is Err:504 before statgpu is called. A summary entered into one
 column shows the values, not the names.
 
+An optional argument given as an empty cell is the argument left out, in
+every form Calc hands an empty cell over: a reference to it (the number 0),
+a one-cell range of it (an empty text) and a cell whose formula gives "":
+each such KMEANS, LTSFIT, GMMFIT, IGMMFIT and BESTSUBSET must give exactly
+what the call without that argument gives. Intercept is the exception Calc
+makes: an empty cell reaches the add-in as FALSE does, and is FALSE, as
+LINEST reads an empty Const. GMMFIT's k has no default: an empty k is Err:502
+however it is given. Seed is a whole number from 0 to 2^53 for every function
+(up to there every whole number is a double): 2^53 is taken, 2^53 + 2, 1E16
+and -1 are Err:502. An array expression given to a function (A1:B30*1) is
+read as an array only in an array formula: in a normal one Calc hands the
+add-in the expression's implicit intersection (no add-in parameter can be of
+LINEST's class ForceArray), so it is checked as an array formula against the
+plain range, and as a normal formula as the error Calc makes of it.
+
 Tolerance: AVERAGE of the residuals against their mean computed here from the
 cells' values, within 1e-12 relative (the same 9 doubles summed in another
 order); counts and sums of 0/1 weights and labels exactly.
@@ -70,6 +85,7 @@ def check(results, office, source_dir):
     del source_dir
     check_left_out_rows(results, office)
     check_arguments(results, office)
+    check_empty_optional_arguments(results, office)
     check_long_call_in_a_window(results, office)
 
 
@@ -231,6 +247,126 @@ def check_arguments(results, office):
         lts_values = [outcome(sheet.getCellByPosition(10, r)) for r in range(9)]
         results.check("an LTSFIT summary in one column shows the 9 values",
                       all(kind == "value" for kind, _ in lts_values), repr(lts_values))
+    finally:
+        document.close(True)
+
+
+# ---- optional arguments given as empty cells --------------------------------------------
+
+# The functions with their required arguments, their optional arguments in
+# order, and the shape of the default Output entered as an array formula.
+# Data: A1:B30 two groups of rows, C1:C30 a response, F1:G30 positive data
+# sets; I1 empty; J1 a formula giving ""; K1 the text "sizes".
+OPTIONAL_CALLS = [
+    ("KMEANS", "A1:B30;2", ["Output", "Restarts", "MaxIter", "Seed"], (2, 2)),
+    ("LTSFIT", "C1:C30;A1:B30", ["Alpha", "Output", "Intercept", "Seed"], (3, 1)),
+    ("GMMFIT", "A1:B30;2", ["Covariance", "Output", "Restarts", "MaxIter", "Seed"], (13, 1)),
+    ("IGMMFIT", "F1:G30;1", ["Output", "Starts", "MaxIter", "Seed"], (2, 5)),
+    ("BESTSUBSET", "C1:C30;A1:B30", ["MaxSize", "Output", "Intercept", "Validation", "Criterion", "NBest", "Seed"],
+     (2, 12)),
+]
+EMPTY_FORMS = [("a reference to an empty cell", "I1"), ("a one-cell range of an empty cell", "I1:I1"),
+               ("a cell whose formula gives \"\"", "J1")]
+SEED_LIMITS = [("9007199254740992", None), ("9007199254740994", 502), ("1E16", 502), ("-1", 502)]
+
+
+def empty_argument_data(sheet):
+    import random
+    generator = random.Random(5)
+    rows = []
+    for row in range(30):
+        a = generator.gauss(0.0, 1.0) + (6.0 if row % 2 else 0.0)
+        b = generator.gauss(0.0, 1.0)
+        y = 1.0 + 2.0 * a - b + generator.gauss(0.0, 0.1) + (30.0 if row == 4 else 0.0)
+        rows.append((a, b, y, "", "", generator.uniform(0.5, 3.0), generator.uniform(1.0, 4.0)))
+    sheet.getCellRangeByName("A1:G30").setDataArray(tuple(rows))
+    sheet.getCellRangeByName("D1:E30").clearContents(1023)
+    sheet.getCellRangeByName("J1").setFormula('=""')
+    sheet.getCellRangeByName("K1").setString("sizes")
+
+
+def call_with(function, required, optional, position, given):
+    """function's formula with the optional argument at position given (and
+    the ones before it left out); position None: none given."""
+    if position is None:
+        return "=%s(%s)" % (function, required)
+    return "=%s(%s%s%s)" % (function, required, ";" * (position + 1), given)
+
+
+def check_empty_optional_arguments(results, office):
+    document = office.new_spreadsheet()
+    try:
+        sheet = document.Sheets.getByIndex(0)
+        empty_argument_data(sheet)
+        placed = []   # (name, cells, expected cells or an error code)
+        column = 14
+
+        def enter(formula, shape):
+            nonlocal column
+            rows, columns = shape
+            block = sheet.getCellRangeByPosition(column, 0, column + columns - 1, rows - 1)
+            block.setArrayFormula(formula)
+            column += columns
+            return block
+
+        def cells_of(block, shape):
+            return [outcome(block.getCellByPosition(c, r)) for r in range(shape[0]) for c in range(shape[1])]
+
+        for function, required, optional, shape in OPTIONAL_CALLS:
+            omitted = enter(call_with(function, required, optional, None, ""), shape)
+            for position, argument in enumerate(optional):
+                if argument == "Intercept":
+                    reference = enter(call_with(function, required, optional, position, "FALSE()"), shape)
+                    wanted = "FALSE (as LINEST reads an empty Const)"
+                else:
+                    reference, wanted = omitted, "%s left out" % argument
+                for form, given in EMPTY_FORMS:
+                    formula = call_with(function, required, optional, position, given)
+                    placed.append(("%s with %s as %s gives what %s gives" % (formula, argument, form, wanted),
+                                   enter(formula, shape), reference, shape))
+            for value, error in SEED_LIMITS:
+                formula = call_with(function, required, optional, len(optional) - 1, value)
+                placed.append(("%s: Seed %s is %s" % (formula, value, "taken" if error is None else "Err:502"),
+                               enter(formula, shape), error, shape))
+        # A one-cell range holding a word is that word.
+        placed.append(('=KMEANS(A1:B30;2;K1:K1) with K1 "sizes" gives =KMEANS(A1:B30;2;"sizes")',
+                       enter("=KMEANS(A1:B30;2;K1:K1)", (2, 1)), enter('=KMEANS(A1:B30;2;"sizes")', (2, 1)),
+                       (2, 1)))
+        # GMMFIT's k has no default: empty is Err:502 in every form.
+        for form, given in EMPTY_FORMS:
+            placed.append(("=GMMFIT(A1:B30;%s): k as %s is Err:502, as k = 0 is" % (given, form),
+                           enter("=GMMFIT(A1:B30;%s)" % given, (13, 1)), 502, (13, 1)))
+        # An array expression as an argument: an array formula reads it as
+        # the range; a normal formula gets Calc's implicit intersection.
+        expression = enter("=SUM(KMEANS(A1:B30*1;2))", (1, 1))
+        plain = enter("=SUM(KMEANS(A1:B30;2))", (1, 1))
+        placed.append(("{=SUM(KMEANS(A1:B30*1;2))} (an array formula) gives =SUM(KMEANS(A1:B30;2))",
+                       expression, plain, (1, 1)))
+        normal = sheet.getCellByPosition(column, 0)
+        normal.setFormula("=SUM(LTSFIT(C1:C30;A1:B30*1))")
+        linest = sheet.getCellByPosition(column + 1, 0)
+        linest.setFormula("=SUM(LINEST(C1:C30;A1:B30*1))")
+        document.calculateAll()
+
+        for name, block, expected, shape in placed:
+            found = cells_of(block, shape)
+            if isinstance(expected, int):
+                ok = all(cell == ("error", expected) for cell in found)
+                detail = repr(found[:3])
+            elif expected is None:
+                ok = all(kind == "value" for kind, _ in found)
+                detail = repr(found[:3])
+            else:
+                wanted = cells_of(expected, shape)
+                # (a fit without an intercept has a coefficient fewer: #N/A past it in both)
+                ok = found == wanted and found[0][0] == "value"
+                detail = "%r against %r" % (found[:3], wanted[:3])
+            results.check(name, ok, detail)
+        results.check("=SUM(LTSFIT(C1:C30;A1:B30*1)) as a normal formula: Calc hands the add-in the implicit "
+                      "intersection of A1:B30*1, #VALUE! here (LINEST's ForceArray parameters read the array; "
+                      "an add-in's parameters cannot be ForceArray)",
+                      outcome(normal) == ("error", 519) and outcome(linest)[0] == "value",
+                      "%r, LINEST %r" % (outcome(normal), outcome(linest)))
     finally:
         document.close(True)
 
