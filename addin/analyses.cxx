@@ -569,7 +569,13 @@ void runOrderStatistics(const Request& request, const Functions& functions, Outc
         };
         put(Any(count), "=COUNT(" + reference + ")");
         if (count == 0.0)
-            continue;  // a group without numbers: its statistics stay empty (the functions' #VALUE!)
+        {
+            // A group without numbers: its statistics are empty cells (the
+            // functions' error there), as a report's other missing values are.
+            while (s < statistics)
+                put(Any(OUString()), OUString());
+            continue;
+        }
         put(Any(functions->gpuSmall(group, 1.0)), "=GPUSMALL(" + reference + ";1)");
         for (double p : quantiles)
         {
@@ -594,16 +600,6 @@ void runOrderStatistics(const Request& request, const Functions& functions, Outc
             outcome.quantile_curves[static_cast<std::size_t>(g)] = values;
         }
     }
-    // No group with a number: an error that says so, as the methods' dialogs
-    // give (a group of its own without numbers keeps empty statistics).
-    bool any = false;
-    for (sal_Int32 g = 0; g < groups; ++g)
-    {
-        double count = 0.0;
-        any = any || ((cells[0][g] >>= count) && count > 0.0);
-    }
-    if (!any)
-        throw FieldError("data", fieldName(*findField(*request.analysis, "data")) + ": the range holds no numbers.");
     table.cells <<= cells;
     outcome.tables.push_back(std::move(written));
 }
@@ -753,6 +749,79 @@ std::string tableTitle(const Analysis& analysis, const std::string& table)
 
 // ---- Reading a dialog --------------------------------------------------------------
 
+namespace
+{
+bool holdsNumbers(const InputRange& input)
+{
+    for (const auto& row : input.cells)
+        for (const Any& cell : row)
+            if (cell.getValueTypeClass() == css::uno::TypeClass_DOUBLE)
+                return true;
+    return false;
+}
+
+// The rows of Y and X that the functions fit: a number in Y and in every cell of X's row.
+sal_Int32 completeRows(const InputRange& y, const InputRange& x)
+{
+    sal_Int32 complete = 0;
+    for (sal_Int32 r = 0; r < y.cells.getLength() && r < x.cells.getLength(); ++r)
+    {
+        bool numbers = y.cells[r].getLength() > 0 && y.cells[r][0].getValueTypeClass() == css::uno::TypeClass_DOUBLE;
+        for (const Any& cell : x.cells[r])
+            numbers = numbers && cell.getValueTypeClass() == css::uno::TypeClass_DOUBLE;
+        complete += numbers ? 1 : 0;
+    }
+    return complete;
+}
+
+// The engine's limits on the held-out rows (statgpu.h, best subset): the
+// holdout takes round(share n) of the n complete rows, at least one, and
+// leaves more rows than the full model's coefficients to fit on; k-fold
+// takes at most n folds.
+void checkValidationRows(const Request& request)
+{
+    const std::string validation = request.values.count("validation") != 0 ? trimmed(request.values.at("validation"))
+                                                                              : std::string();
+    if (validation != "holdout" && validation != "kfold")
+        return;
+    const InputRange& y = request.ranges.at("y");
+    const InputRange& x = request.ranges.at("x");
+    const sal_Int32 rows = completeRows(y, x);
+    const Field& field = *findField(*request.analysis, validation == "holdout" ? "holdout" : "folds");
+    double chosen = 0.0;
+    parseNumber(request.values.at(field.id), chosen);
+    if (validation == "kfold")
+    {
+        if (chosen > rows)
+            throw FieldError(field.id, fieldName(field) + ": " + numberText(chosen) + " folds of "
+                                           + std::to_string(rows) + " complete rows; at most one fold a row.");
+        return;
+    }
+    const long held = std::lround(chosen * rows);
+    const long coefficients = (x.cells.getLength() > 0 ? x.cells[0].getLength() : 0)
+                              + (request.values.count("intercept") != 0 && request.values.at("intercept") == "1");
+    if (held < 1 || rows - held <= coefficients)
+        throw FieldError(field.id, fieldName(field) + ": " + numberText(chosen) + " of " + std::to_string(rows)
+                                       + " complete rows holds out " + std::to_string(held)
+                                       + "; at least one row must be held out, and more rows than the full "
+                                         "model's " + std::to_string(coefficients) + " coefficients kept to fit.");
+}
+} // namespace
+
+bool overlaps(const css::table::CellRangeAddress& a, const css::table::CellRangeAddress& b)
+{
+    return a.Sheet == b.Sheet && a.StartRow <= b.EndRow && b.StartRow <= a.EndRow && a.StartColumn <= b.EndColumn
+           && b.StartColumn <= a.EndColumn;
+}
+
+const InputRange* inputUnder(const Request& request, const css::table::CellRangeAddress& block)
+{
+    for (const auto& [id, input] : request.ranges)
+        if (overlaps(input.whole, block))
+            return &input;
+    return nullptr;
+}
+
 Request readRequest(const Analysis& analysis, const Values& values,
                     const Reference<css::sheet::XSpreadsheetDocument>& document, sal_Int16 active_sheet)
 {
@@ -815,7 +884,14 @@ Request readRequest(const Analysis& analysis, const Values& values,
             throw FieldError("y", "Y (response): select one column.");
         if (x.whole.EndRow - x.whole.StartRow != y.whole.EndRow - y.whole.StartRow)
             throw FieldError("x", "X (predictors): select as many rows as Y has.");
+        if (overlaps(y.whole, x.whole))
+            throw FieldError("x", "X (predictors): it holds Y's cells, and a response among its own predictors "
+                                  "is fitted exactly by itself; select X without Y's column.");
+        if (analysis.command == "bestsubset")
+            checkValidationRows(request);
     }
+    if (request.ranges.count("data") != 0 && !holdsNumbers(request.ranges.at("data")))
+        throw FieldError("data", "Data: the range holds no numbers.");
     if (analysis.command == "median")
     {
         InputRange& data = request.ranges.at("data");
@@ -865,14 +941,10 @@ Request readRequest(const Analysis& analysis, const Values& values,
         if (sheet.is() && sheet->isProtected())
             throw FieldError("target_cell", "Results to cell: that sheet is protected; choose a cell of another "
                                             "sheet, or a new sheet.");
-        for (const auto& [id, input] : request.ranges)
-        {
-            const css::table::CellRangeAddress& in = input.whole;
-            if (in.Sheet == cell.Sheet && cell.StartRow >= in.StartRow && cell.StartRow <= in.EndRow
-                && cell.StartColumn >= in.StartColumn && cell.StartColumn <= in.EndColumn)
-                throw FieldError("target_cell", "Results to cell: the cell lies inside the input range; the report "
-                                                "would overwrite the data. Choose a cell outside it.");
-        }
+        if (inputUnder(request, css::table::CellRangeAddress(cell.Sheet, cell.StartColumn, cell.StartRow,
+                                                              cell.StartColumn, cell.StartRow)) != nullptr)
+            throw FieldError("target_cell", "Results to cell: the cell lies inside the input range; the report "
+                                            "would overwrite the data. Choose a cell outside it.");
     }
     return request;
 }

@@ -136,8 +136,17 @@ struct Request
     css::table::CellAddress target_cell{};
 };
 
+// Whether two ranges share a cell.
+bool overlaps(const css::table::CellRangeAddress& a, const css::table::CellRangeAddress& b);
+// The input range of request (as given, labels included) that block would
+// write over, or nullptr: a report's cells, or the one cell it starts at.
+const InputRange* inputUnder(const Request& request, const css::table::CellRangeAddress& block);
+
 // Reads and checks every field (ranges through the document's own address
-// syntax, relative to sheet active_sheet); throws FieldError.
+// syntax, relative to sheet active_sheet); throws FieldError. What the
+// function would refuse after the run has started is refused here: Y inside
+// X, a holdout or folds the complete rows cannot give, a Data range without
+// numbers.
 Request readRequest(const Analysis& analysis, const Values& values,
                     const css::uno::Reference<css::sheet::XSpreadsheetDocument>& document,
                     sal_Int16 active_sheet);

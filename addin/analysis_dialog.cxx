@@ -549,6 +549,7 @@ void AnalysisDialog::run()
             model("progress")->setPropertyValue("EnableVisible", Any(false));
             model("ok")->setPropertyValue("Enabled", Any(true));
             model("cancel")->setPropertyValue("Label", Any(OUString("Cancel")));
+            model("cancel")->setPropertyValue("Enabled", Any(true));
         }
     };
     try
@@ -592,7 +593,11 @@ void AnalysisDialog::run()
                                 : analysis_.function + " failed: " + reason + " Nothing was written.");
             return;
         }
-        showMessage("Writing the report...");
+        // The report is written in one go on this thread, as one undo step:
+        // nothing can stop it half way, so Stop is greyed out and the
+        // message says so, rather than a Stop that does nothing.
+        model("cancel")->setPropertyValue("Enabled", Any(false));
+        showMessage("Writing the report... (this last step cannot be stopped)");
         writeReport(context_, frame_, request, outcome);
         running_ = false;
         close();  // done: the dialog goes, as it is (no moment with OK enabled again)

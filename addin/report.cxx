@@ -443,17 +443,13 @@ OUString writeReport(const Reference<css::uno::XComponentContext>& context, cons
                                                     + " rows and " + std::to_string(writer.widest())
                                                     + " columns from that cell, past the sheet's end; choose a "
                                                       "cell higher up or further left.");
-            for (const auto& [id, input] : request.ranges)
-            {
-                const css::table::CellRangeAddress& in = input.whole;
-                if (in.Sheet == request.target_cell.Sheet && in.StartRow <= last_row
-                    && in.EndRow >= request.target_cell.Row && in.StartColumn <= last_column
-                    && in.EndColumn >= request.target_cell.Column)
-                    throw FieldError("target_cell", "Results to cell: the report (" + std::to_string(writer.row())
-                                                        + " rows, " + std::to_string(writer.widest())
-                                                        + " columns) would overwrite the input range; choose a "
-                                                          "cell clear of it.");
-            }
+            if (inputUnder(request, css::table::CellRangeAddress(request.target_cell.Sheet, request.target_cell.Column,
+                                                                  request.target_cell.Row, last_column, last_row))
+                != nullptr)
+                throw FieldError("target_cell", "Results to cell: the report (" + std::to_string(writer.row())
+                                                    + " rows, " + std::to_string(writer.widest())
+                                                    + " columns) would overwrite the input range; choose a "
+                                                      "cell clear of it.");
             const sal_Int16 scratch_index =
                 Reference<css::sheet::XCellRangeAddressable>(sheet, UNO_QUERY_THROW)->getRangeAddress().Sheet;
             Reference<css::sheet::XCellRangeMovement>(target_sheet, UNO_QUERY_THROW)

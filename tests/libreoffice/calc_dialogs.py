@@ -571,7 +571,18 @@ def check_variants(results, document, frame, fields, formulas):
               "Results to cell"),
              ("lts", dict(fields["lts"], target="A cell of this sheet", target_cell="$Data.$C$1"), "Results to cell"),
              # No numbers at all: said, as the methods' dialogs say it.
-             ("median", dict(fields["median"], data="$Data.$X$1:$Y$10"), "Data")]
+             ("median", dict(fields["median"], data="$Data.$X$1:$Y$10"), "Data"),
+             ("igmm", dict(fields["igmm"], data="$Data.$X$1:$Y$10"), "Data"),
+             # Y among the predictors: refused before the run (it had written a report).
+             ("lts", dict(fields["lts"], x=fields["lts"]["y"].replace(":$D$", ":$G$")), "X (predictors)"),
+             # A holdout that leaves no row held out, or none to fit on, of the
+             # 21 complete rows: refused before the run, as the engine would
+             # refuse it after (both had been taken by the dialog).
+             ("bestsubset", dict(fields["bestsubset"], validation="holdout", holdout="0.01"),
+              "Share held out (holdout)"),
+             ("bestsubset", dict(fields["bestsubset"], validation="holdout", holdout="0.99"),
+              "Share held out (holdout)"),
+             ("bestsubset", dict(fields["bestsubset"], validation="kfold", folds="30"), "Folds (k-fold)")]
     for command, values, named in cases:
         count = sheets.getCount()
         message = run_dialog(frame, command, values)
@@ -595,9 +606,39 @@ def check_variants(results, document, frame, fields, formulas):
         header = tables[0][1] if tables else []
     results.check("median on L1:N41 with N empty: three groups, the third named Column N", header[1:] == [
         "left", "right", "Column N"], [message, header])
+    if message == "" and len(added) == 1:
+        shown = group_without_numbers(sheets.getByName(added[0]), "Column N")
+        results.check("median report: the group without numbers has count 0 and empty cells below it (no #N/A)",
+                      shown[:1] == [("value", 0.0)] and len(shown) == 9 and all(c == ("text", "") for c in shown[1:]),
+                      shown)
 
     # Stop: a long run stopped from outside writes nothing.
     check_stop(results, document, frame)
+    check_writing_cannot_be_stopped(results, document, frame)
+
+
+def group_without_numbers(report, group):
+    """The order statistics report's column of group: ('value', x), ('text', s) or ('error', code) per statistic."""
+    used = report.createCursor()
+    used.gotoEndOfUsedArea(False)
+    end = used.getRangeAddress()
+    cells = report.getCellRangeByPosition(0, 0, end.EndColumn, end.EndRow).getDataArray()
+    first = next((r for r, line in enumerate(cells) if line[0] == "count"), None)
+    if first is None or group not in cells[first - 1]:
+        return []
+    column = list(cells[first - 1]).index(group)
+    shown = []
+    for row in range(first, len(cells)):
+        if cells[row][0] == "":
+            break
+        cell = report.getCellByPosition(column, row)
+        if cell.getError():
+            shown.append(("error", cell.getError()))
+        elif cell.getType().value == "VALUE":
+            shown.append(("value", cell.getValue()))
+        else:
+            shown.append(("text", cell.getString()))
+    return shown
 
 
 def office_documents(document):
@@ -644,3 +685,54 @@ def check_stop(results, document, frame):
     if dialog_message(dialog) is not None:
         click(dialog, "cancel")
     sheets.removeByName("Big")
+
+
+def check_writing_cannot_be_stopped(results, document, frame):
+    """While the report is written (per-row tables of 100,000 rows take a
+    while), Stop is greyed out and the message says this last step cannot be
+    stopped; the stop command sent then leaves the whole report written
+    (it had shown an enabled Stop that did nothing)."""
+    sheets = document.getSheets()
+    sheets.insertNewByName("Long", sheets.getCount())
+    long_sheet = sheets.getByName("Long")
+    rng = random.Random(12)
+    rows = 100000
+    data = []
+    for _ in range(rows):
+        a, b = rng.gauss(0.0, 1.0), rng.gauss(0.0, 1.0)
+        data.append((1.0 + a - 2.0 * b + rng.gauss(0.0, 0.5), a, b))
+    long_sheet.getCellRangeByPosition(0, 0, 2, rows - 1).setDataArray(tuple(data))
+    document.getCurrentController().setActiveSheet(long_sheet)
+    names = set(sheets.getElementNames())
+    state, dialog = dispatch(frame, "lts")
+    for name, value in {"y": "$Long.$A$1:$A$%d" % rows, "x": "$Long.$B$1:$C$%d" % rows, "labels": False}.items():
+        set_field(dialog, name, value)
+    stop_url = url_of(PROTOCOL + "stop")
+    stopper = frame.queryDispatch(stop_url, "", 0)
+    click(dialog, "ok")
+    seen = None   # (message, Stop enabled) while the report was written
+    end = time.time() + 300
+    while time.time() < end:
+        message = dialog_message(dialog)
+        if message is None:
+            break
+        if message.startswith("Writing"):
+            try:
+                seen = (message, dialog.getControl("cancel").getModel().Enabled)
+            except Exception:  # closed meanwhile
+                break
+            stopper.dispatch(stop_url, ())
+            break
+        if message and not message.startswith("Running"):
+            break
+        time.sleep(0.02)
+    while dialog_message(dialog) is not None and time.time() < end:
+        time.sleep(0.1)
+    added = [name for name in sheets.getElementNames() if name not in names]
+    tables = report_tables(sheets.getByName(added[0])) if len(added) == 1 else []
+    results.check("while the report is written Stop is greyed out and the message says it cannot be stopped; "
+                  "a stop then leaves the whole report (5 tables)",
+                  seen is not None and seen[1] is False and "cannot be stopped" in seen[0] and len(tables) == 5,
+                  [seen, added, [t[0] for t in tables]])
+    for name in added + ["Long"]:
+        sheets.removeByName(name)
