@@ -34,7 +34,8 @@ without those two cars in Y1:AI31, a constant Y in AK:
     them), the summary says 30 used and 2 left out (the row of names not
     counted);
   - Err:502 for an unknown Output, Validation "kfold 1" and "holdout 1",
-    MaxSize 0, NBest 0, an unknown Criterion, a constant Y and a Y of two
+    MaxSize 0.5, NBest 0.5 (0 after rounding down; 0 itself is an empty
+    cell: the default), an unknown Criterion, a constant Y and a Y of two
     columns.
 
 The sample samples/bestsubset.ods (made by samples/make_bestsubset.py):
@@ -240,8 +241,8 @@ BAD_CASES = [
     ("Validation \"kfold 1\"", "=BESTSUBSET(%s;;;;\"kfold 1\")" % STANDARD),
     ("Validation \"holdout 1\"", "=BESTSUBSET(%s;;;;\"holdout 1\")" % STANDARD),
     ("an unknown Validation word", "=BESTSUBSET(%s;;;;\"loo\")" % STANDARD),
-    ("MaxSize 0", "=BESTSUBSET(%s;0)" % STANDARD),
-    ("NBest 0", "=BESTSUBSET(%s;;;;;;0)" % STANDARD),
+    ("MaxSize 0.5", "=BESTSUBSET(%s;0.5)" % STANDARD),
+    ("NBest 0.5", "=BESTSUBSET(%s;;;;;;0.5)" % STANDARD),
     ("an unknown Criterion", "=BESTSUBSET(%s;;;;;\"aic\")" % STANDARD),
     ("a constant Y", "=BESTSUBSET(%s;%s)" % (CONSTANT_Y, X)),
     ("Y of two columns", "=BESTSUBSET($A$1:$B$33;$C$1:$K$33)"),

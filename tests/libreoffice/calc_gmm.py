@@ -39,7 +39,7 @@ holding text, so 270 rows are fitted, and every Output in its shape:
     numbers empty), and the summary over that range describes the chosen
     model (its k and BIC); k {1;2;3;4} over three distinct rows leaves k = 4
     out the same way;
-  - Err:502 for k = 0, an unknown Covariance or Output, Restarts 0, a k range
+  - Err:502 for k = 0, an unknown Covariance or Output, Restarts 0.5 (0 after rounding down), a k range
     of empty cells, k one empty cell (0, as Calc reads it).
 """
 
@@ -130,7 +130,7 @@ def check_cases(results, office, source_dir):
         sheet.getCellRangeByName("A300:B305").setDataArray(((1, 1), (2, 2), (3, 3), (1, 1), (2, 2), (3, 3)))
         place("distinct", "=GMMFIT($A$300:$B$305;{1;2;3;4};\"spherical\";\"selection\")", 4, 9)
         errors = ["=GMMFIT(%s;0)" % DATA, "=GMMFIT(%s;2;\"bogus\")" % DATA,
-                  "=GMMFIT(%s;2;;\"bogus\")" % DATA, "=GMMFIT(%s;2;;;0)" % DATA,
+                  "=GMMFIT(%s;2;;\"bogus\")" % DATA, "=GMMFIT(%s;2;;;0.5)" % DATA,
                   "=GMMFIT(%s;$D$1:$D$2;;\"selection\")" % DATA, "=GMMFIT(%s;$C$4;;\"selection\")" % DATA]
         error_column = column
         for row, formula in enumerate(errors):
@@ -228,7 +228,7 @@ def check_cases(results, office, source_dir):
                       and chosen.get(SUMMARY_NAMES[1]) == chosen_rows[0][4], "%r %r" % (chosen, chosen_rows))
 
         bad = [outcome(sheet.getCellByPosition(error_column, row)) for row in range(len(errors))]
-        results.check("GMMFIT with k 0, Covariance \"bogus\", Output \"bogus\", Restarts 0, a k range of "
+        results.check("GMMFIT with k 0, Covariance \"bogus\", Output \"bogus\", Restarts 0.5, a k range of "
                       "empty cells, k an empty cell: Err:502 each",
                       bad == [("error", ILLEGAL_ARGUMENT)] * len(errors), repr(bad))
     finally:

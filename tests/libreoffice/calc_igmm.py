@@ -37,7 +37,7 @@ values with a 0, so not fitted):
   - labels in the shape of Data: a 1 at every value of A and B, "" at the
     text, the empty cells, below each column's end and all of C, so COUNT
     over B's labels is 200;
-  - Err:502 for k = 0, an unknown Output and Starts 0.
+  - Err:502 for k = 0, an unknown Output and Starts 0.5 (0 after rounding down).
 """
 
 import csv
@@ -108,7 +108,7 @@ def check_cases(results, office, source_dir):
             sheet.getCellByPosition(28, index).setValue((1e-155 if index % 2 else 1e150) * (1 + index))
         place(30, "=IGMMFIT(AA1:AC200;1)", 3, 5)
         place(36, "=IGMMFIT(AA1:AC200;1;\"summary\")", 3, 8)
-        errors = ["=IGMMFIT(%s;0)" % DATA, "=IGMMFIT(%s;2;\"bogus\")" % DATA, "=IGMMFIT(%s;2;;0)" % DATA]
+        errors = ["=IGMMFIT(%s;0)" % DATA, "=IGMMFIT(%s;2;\"bogus\")" % DATA, "=IGMMFIT(%s;2;;0.5)" % DATA]
         for index, formula in enumerate(errors):
             sheet.getCellByPosition(23, index).setFormula(formula)
         count_cell = sheet.getCellByPosition(24, 0)
@@ -147,7 +147,7 @@ def check_cases(results, office, source_dir):
                       and far_statuses[:2] == ["fitted", "fitted"] and "too far from ordinary size" in far_statuses[2],
                       "%r %r" % (far, far_statuses))
         bad = [outcome(sheet.getCellByPosition(23, r)) for r in range(len(errors))]
-        results.check("IGMMFIT with k 0, Output \"bogus\", Starts 0: Err:502 each",
+        results.check("IGMMFIT with k 0, Output \"bogus\", Starts 0.5: Err:502 each",
                       bad == [("error", ILLEGAL_ARGUMENT)] * len(errors), repr(bad))
     finally:
         document.close(True)

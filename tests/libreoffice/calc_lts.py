@@ -206,7 +206,6 @@ STACK = "%s;%s" % (STACK_Y, STACK_X)
 BAD_CASES = [
     ("Alpha = 0.4", "=LTSFIT(%s;0.4)" % STACK, ILLEGAL_ARGUMENT),
     ("Alpha = 1.01", "=LTSFIT(%s;1.01)" % STACK, ILLEGAL_ARGUMENT),
-    ("Alpha an empty cell (0)", "=LTSFIT(%s;$Z$1)" % STACK, ILLEGAL_ARGUMENT),
     ("Alpha given as text", "=LTSFIT(%s;\"half\")" % STACK, NO_VALUE),
     ("unknown Output word", "=LTSFIT(%s;;\"coef\")" % STACK, ILLEGAL_ARGUMENT),
     ("Output a number", "=LTSFIT(%s;;5)" % STACK, ILLEGAL_ARGUMENT),
