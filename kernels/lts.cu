@@ -56,11 +56,13 @@ constexpr double kBracketSigmas = 5.0;       /* half-width of the bracket in bin
 constexpr size_t kMaxBatch = 512;            /* vectors per pass */
 constexpr size_t kCoefSharedBytes = 40 * 1024;
 
-/* Cross-product kernel tiles: 32 vectors x 64 products, rows 32 at a time. */
-constexpr int kTileStarts = 32;
-constexpr int kTileFeatures = 64;
+/* Cross-product kernel (cross_products_kernel, cross_plan): rows 32 at a
+ * time, in chunks of at least kChunkRowsMin rows, at most kChunksMax chunks.
+ * At n = 10^6, p = 10 (H100): 0.75 ms a C-step of 10 vectors and 16.3 ms
+ * of 500, against 2.29 and 38.4 ms with 8192-row chunks and 2 x 4 outputs a
+ * thread (bench/NOTES.md, LTS v6). */
 constexpr int kTileRows = 32;
-constexpr size_t kChunkRowsMin = 8192;
+constexpr size_t kChunkRowsMin = 2048;
 constexpr size_t kChunksMax = 256;
 
 /* r^2 for one row and one coefficient vector, in one fixed order. */
@@ -246,38 +248,52 @@ __device__ __forceinline__ double feature(const double *xs, int xstride, double 
 
 /* Pass 6: partial[chunk][j][f] = sum over the chunk's rows of the h-subset of
  * vector j of feature f, and objective_partial[chunk][j] = the sum of their
- * squared residuals. Grid: x = chunk, y = feature tile, z = vector tile.
- * Thread (ty, tx) of 16 x 16 owns vectors 2ty, 2ty+1 and features
- * 4tx .. 4tx+3 of its tile. */
+ * squared residuals. Grid: x = chunk, y = feature tile (16 FPT features),
+ * z = vector tile (VEC vectors). The block's 256 threads form 64 / VEC
+ * groups of 4 VEC; thread (vy, fx) of a group owns vectors 4 vy .. 4 vy + 3
+ * and features fx, fx + 16, ... of the tile (a register tile: two 16-byte
+ * loads of weights and FPT loads of products feed 4 FPT fused
+ * multiply-adds), and each group takes its own rows of every tile of 32
+ * rows; at the chunk's end the groups' sums are added in group order. So
+ * every sum runs in one fixed order for a given (n, m, p). */
+template <int VEC, int FPT>
 __global__ void __launch_bounds__(kThreads)
 cross_products_kernel(const double *x, const double *y, size_t n, int p, const double *coef, int m,
                       const double *threshold, const uint32_t *last_tied_row, size_t chunk_rows,
                       int feature_count, int pairs, const uint8_t *pair_a_global, const uint8_t *pair_b_global,
                       double *partial, double *objective_partial)
 {
-    extern __shared__ double smem[];
-    double *s_coef = smem;                                   /* p x kTileStarts */
-    double *s_x = s_coef + (size_t)p * kTileStarts;          /* kTileRows x (p + 1), row-major */
-    double *s_w = s_x + (size_t)kTileRows * (p + 1);         /* kTileRows x kTileStarts */
-    double *s_z = s_w + kTileRows * kTileStarts;             /* kTileRows x kTileFeatures */
-    double *s_obj = s_z + kTileRows * kTileFeatures;         /* kThreads */
-    __shared__ double s_threshold[kTileStarts];
-    __shared__ uint32_t s_last[kTileStarts];
+    constexpr int kF = 16 * FPT;                     /* features of the tile */
+    constexpr int kGroupThreads = 4 * VEC;           /* (VEC / 4) x 16 */
+    constexpr int kGroups = kThreads / kGroupThreads;
+    constexpr int kGroupRows = kTileRows / kGroups;  /* rows of a tile each group takes */
+    constexpr int kObjPerThread = VEC / (kThreads / kTileRows);
+    static_assert(kGroups * kGroupThreads == kThreads && kGroupRows * kGroups == kTileRows, "tiles");
+    static_assert(kObjPerThread >= 1 && VEC * kF <= kTileRows * kF, "the groups' sums fit in s_z");
+    extern __shared__ double2 smem2[];              /* 16-byte aligned: s_w is read in pairs */
+    double *smem = reinterpret_cast<double *>(smem2);
+    double *s_coef = smem;                           /* p x VEC */
+    double *s_x = s_coef + (size_t)p * VEC;          /* kTileRows x (p + 1), row-major */
+    double *s_w = s_x + (size_t)kTileRows * (p + 1); /* kTileRows x VEC */
+    double *s_z = s_w + kTileRows * VEC;             /* kTileRows x kF; at the end the groups' sums */
+    double *s_obj = s_z + kTileRows * kF;            /* kThreads */
+    __shared__ double s_threshold[VEC];
+    __shared__ uint32_t s_last[VEC];
     __shared__ uint8_t s_pair_a[kMaxP * (kMaxP + 1) / 2], s_pair_b[kMaxP * (kMaxP + 1) / 2];
 
     const int tid = threadIdx.x;
-    const int j0 = blockIdx.z * kTileStarts;
-    const int starts = min(kTileStarts, m - j0);
-    const int f0 = blockIdx.y * kTileFeatures;
+    const int j0 = blockIdx.z * VEC;
+    const int starts = min(VEC, m - j0);
+    const int f0 = blockIdx.y * kF;
     const size_t row_begin = (size_t)blockIdx.x * chunk_rows;
     const size_t row_end = min(n, row_begin + chunk_rows);
     const bool with_objective = blockIdx.y == 0;
 
-    for (int e = tid; e < p * kTileStarts; e += kThreads) {
+    for (int e = tid; e < p * VEC; e += kThreads) {
         const int s = e / p, v = e % p;
-        s_coef[v * kTileStarts + s] = s < starts ? coef[(size_t)(j0 + s) * p + v] : 0.0;
+        s_coef[v * VEC + s] = s < starts ? coef[(size_t)(j0 + s) * p + v] : 0.0;
     }
-    if (tid < kTileStarts) {
+    if (tid < VEC) {
         s_threshold[tid] = tid < starts ? threshold[j0 + tid] : -1.0;
         s_last[tid] = tid < starts ? last_tied_row[j0 + tid] : 0u;
     }
@@ -286,12 +302,17 @@ cross_products_kernel(const double *x, const double *y, size_t n, int p, const d
         s_pair_b[e] = pair_b_global[e];
     }
 
-    const int ty = tid / 16, tx = tid % 16;
-    double acc[2][4] = {{0.0, 0.0, 0.0, 0.0}, {0.0, 0.0, 0.0, 0.0}};
-    /* The residual part: thread owns row lane r_own and vectors s_own + 8k. */
+    const int group = tid / kGroupThreads, in_group = tid % kGroupThreads;
+    const int vy = in_group / 16, fx = in_group % 16;
+    double acc[4][FPT];
+#pragma unroll
+    for (int a = 0; a < 4; ++a)
+#pragma unroll
+        for (int c = 0; c < FPT; ++c)
+            acc[a][c] = 0.0;
+    /* The residual part: thread owns row lane r_own and vectors s_base + 8k. */
     const int r_own = tid % kTileRows, s_base = tid / kTileRows;
-    double obj[kTileStarts / (kThreads / kTileRows)] = {};
-    constexpr int kObjPerThread = kTileStarts / (kThreads / kTileRows);
+    double obj[kObjPerThread] = {};
     const int xstride = p + 1;
 
     for (size_t base = row_begin; base < row_end; base += kTileRows) {
@@ -317,51 +338,75 @@ cross_products_kernel(const double *x, const double *y, size_t n, int p, const d
                 if (row < row_end && s < starts) {
                     double r = xr[p];
                     for (int v = 0; v < p; ++v)
-                        r = __fma_rn(-xr[v], s_coef[v * kTileStarts + s], r);
+                        r = __fma_rn(-xr[v], s_coef[v * VEC + s], r);
                     const double r2 = __dmul_rn(r, r);
                     const double t = s_threshold[s];
                     in = r2 < t || (r2 == t && (uint32_t)row <= s_last[s]);
                     if (in)
                         obj[k] += r2;
                 }
-                s_w[r_own * kTileStarts + s] = in ? 1.0 : 0.0;
+                s_w[r_own * VEC + s] = in ? 1.0 : 0.0;
             }
         }
         /* The tile's products. */
-        for (int e = tid; e < kTileRows * kTileFeatures; e += kThreads) {
-            const int r = e / kTileFeatures, f = e % kTileFeatures;
+        for (int e = tid; e < kTileRows * kF; e += kThreads) {
+            const int r = e / kF, f = e % kF;
             const int fg = f0 + f;
-            s_z[r * kTileFeatures + f] =
+            s_z[r * kF + f] =
                 fg < feature_count ? feature(s_x + r * xstride, 1, s_x[r * xstride + p], fg, p, pairs, s_pair_a, s_pair_b)
                                    : 0.0;
         }
         __syncthreads();
-#pragma unroll 4
-        for (int r = 0; r < kTileRows; ++r) {
-            const double w0 = s_w[r * kTileStarts + 2 * ty];
-            const double w1 = s_w[r * kTileStarts + 2 * ty + 1];
-            const double *z = s_z + r * kTileFeatures + 4 * tx;
+#pragma unroll 2
+        for (int i = 0; i < kGroupRows; ++i) {
+            const int r = group * kGroupRows + i;
+            const double2 w01 = *reinterpret_cast<const double2 *>(s_w + r * VEC + 4 * vy);
+            const double2 w23 = *reinterpret_cast<const double2 *>(s_w + r * VEC + 4 * vy + 2);
+            const double w[4] = {w01.x, w01.y, w23.x, w23.y};
+            const double *z = s_z + r * kF + fx;
 #pragma unroll
-            for (int c = 0; c < 4; ++c) {
-                acc[0][c] = __fma_rn(w0, z[c], acc[0][c]);
-                acc[1][c] = __fma_rn(w1, z[c], acc[1][c]);
+            for (int c = 0; c < FPT; ++c) {
+                const double zc = z[16 * c];
+#pragma unroll
+                for (int a = 0; a < 4; ++a)
+                    acc[a][c] = __fma_rn(w[a], zc, acc[a][c]);
             }
         }
     }
 
-    const size_t chunk = blockIdx.x;
+    /* The groups' sums in group order, into group 0's registers. */
+#pragma unroll 1
+    for (int g = 1; g < kGroups; ++g) {
+        __syncthreads();
+        if (group == g)
 #pragma unroll
-    for (int a = 0; a < 2; ++a) {
-        const int s = 2 * ty + a;
-        if (s >= starts)
-            continue;
+            for (int a = 0; a < 4; ++a)
 #pragma unroll
-        for (int c = 0; c < 4; ++c) {
-            const int f = f0 + 4 * tx + c;
-            if (f < feature_count)
-                partial[(chunk * (size_t)m + (size_t)(j0 + s)) * feature_count + f] = acc[a][c];
-        }
+                for (int c = 0; c < FPT; ++c)
+                    s_z[(4 * vy + a) * kF + fx + 16 * c] = acc[a][c];
+        __syncthreads();
+        if (group == 0)
+#pragma unroll
+            for (int a = 0; a < 4; ++a)
+#pragma unroll
+                for (int c = 0; c < FPT; ++c)
+                    acc[a][c] += s_z[(4 * vy + a) * kF + fx + 16 * c];
     }
+
+    const size_t chunk = blockIdx.x;
+    if (group == 0)
+#pragma unroll
+        for (int a = 0; a < 4; ++a) {
+            const int s = 4 * vy + a;
+            if (s >= starts)
+                continue;
+#pragma unroll
+            for (int c = 0; c < FPT; ++c) {
+                const int f = f0 + fx + 16 * c;
+                if (f < feature_count)
+                    partial[(chunk * (size_t)m + (size_t)(j0 + s)) * feature_count + f] = acc[a][c];
+            }
+        }
     if (with_objective) {
         /* Per vector, the 32 row lanes' sums in lane order. */
 #pragma unroll
@@ -443,6 +488,43 @@ void free_session(statgpu_cuda_lts_session *session)
             (void)cudaEventDestroy(event);
     (void)cudaGetLastError();
     delete session;
+}
+
+/* The cross products' tiles (cross_products_kernel): VEC vectors, the
+ * smallest of 8, 16, 32 that holds m (32 beyond), and 16 FPT features,
+ * FPT the least that holds all p (p + 3) / 2 products (at most 5: 80 a
+ * tile). */
+using CrossKernel = void (*)(const double *, const double *, size_t, int, const double *, int, const double *,
+                             const uint32_t *, size_t, int, int, const uint8_t *, const uint8_t *, double *,
+                             double *);
+struct CrossPlan {
+    int vec;
+    int fpt;
+    CrossKernel kernel;
+};
+
+template <int VEC>
+CrossPlan cross_plan_for(int fpt)
+{
+    using namespace lts;
+    switch (fpt) {
+    case 1: return {VEC, 1, cross_products_kernel<VEC, 1>};
+    case 2: return {VEC, 2, cross_products_kernel<VEC, 2>};
+    case 3: return {VEC, 3, cross_products_kernel<VEC, 3>};
+    case 4: return {VEC, 4, cross_products_kernel<VEC, 4>};
+    default: return {VEC, 5, cross_products_kernel<VEC, 5>};
+    }
+}
+
+CrossPlan cross_plan(int p, int m)
+{
+    const int features = p * (p + 1) / 2 + p;
+    const int fpt = std::min(5, (features + 15) / 16);
+    if (m <= 8)
+        return cross_plan_for<8>(fpt);
+    if (m <= 16)
+        return cross_plan_for<16>(fpt);
+    return cross_plan_for<32>(fpt);
 }
 
 /* Vectors per group of the row passes: their coefficients fit in shared memory. */
@@ -748,14 +830,15 @@ statgpu_cuda_status csteps_batch(statgpu_cuda_lts_session *session, size_t h, co
         double *d_partial = as<double>(session->partial);
         double *d_obj_partial = d_partial + chunk_count * entries;
         double *d_sums = as<double>(session->sums);
-        const size_t smem = ((size_t)p * kTileStarts + (size_t)kTileRows * (p + 1) + kTileRows * kTileStarts +
-                             kTileRows * kTileFeatures + kThreads) * sizeof(double);
-        if (!call.check(cudaFuncSetAttribute(cross_products_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             (int)smem), "GPU LTS: shared memory"))
+        const CrossPlan plan = cross_plan(p, m);
+        const size_t smem = ((size_t)p * plan.vec + (size_t)kTileRows * (p + 1) + (size_t)kTileRows * plan.vec +
+                             (size_t)kTileRows * 16 * plan.fpt + kThreads) * sizeof(double);
+        if (!call.check(cudaFuncSetAttribute(plan.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
+                        "GPU LTS: shared memory"))
             return call.status();
-        const dim3 grid((unsigned)chunk_count, (unsigned)((feature_count + kTileFeatures - 1) / kTileFeatures),
-                        (unsigned)((m + kTileStarts - 1) / kTileStarts));
-        cross_products_kernel<<<grid, kThreads, smem, stream>>>(
+        const dim3 grid((unsigned)chunk_count, (unsigned)((feature_count + 16 * plan.fpt - 1) / (16 * plan.fpt)),
+                        (unsigned)((m + plan.vec - 1) / plan.vec));
+        plan.kernel<<<grid, kThreads, smem, stream>>>(
             session->d_x, session->d_y, n, p, d_coef, m, d_threshold, d_last, chunk_rows, feature_count, pairs,
             session->d_pairs, session->d_pairs + lts::kMaxP * (lts::kMaxP + 1) / 2, d_partial, d_obj_partial);
         if (!call.check(cudaGetLastError(), "GPU LTS: cross products"))
