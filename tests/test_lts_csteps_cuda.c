@@ -266,6 +266,12 @@ static void test_many_coefficients(void **state)
     (void)state;
     check_shape(3000, 20, 5, 11, 0);    /* beyond the 16-register row */
     check_shape(50000, 40, 3, 12, 0);
+    /* Every width of the cross products' tiles (16, 32, ... 80 products a
+     * tile, 8, 16 and 32 vectors): p = 7, 9, 10 and the most, 64. */
+    check_shape(5000, 7, 12, 14, 1);
+    check_shape(70000, 9, 25, 15, 0);
+    check_shape(9001, 10, 8, 16, 1);
+    check_shape(4000, 64, 2, 17, 0);
 }
 
 /* More than h rows fit exactly: the threshold is 0, tied over most rows; the
