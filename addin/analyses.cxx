@@ -2,6 +2,7 @@
 // request, and running a request through the add-in's Calc functions (see
 // analyses.hxx).
 #include "analyses.hxx"
+#include "call.hxx"
 
 #include <statgpu.h>
 
@@ -760,18 +761,19 @@ bool holdsNumbers(const InputRange& input)
     return false;
 }
 
-// The rows of Y and X that the functions fit: a number in Y and in every cell of X's row.
+// The rows of Y and X that BESTSUBSET fits, by its own reading
+// (readRegressionRows); -1 where that reading refuses the ranges (the run
+// then reports why).
 sal_Int32 completeRows(const InputRange& y, const InputRange& x)
 {
-    sal_Int32 complete = 0;
-    for (sal_Int32 r = 0; r < y.cells.getLength() && r < x.cells.getLength(); ++r)
+    try
     {
-        bool numbers = y.cells[r].getLength() > 0 && y.cells[r][0].getValueTypeClass() == css::uno::TypeClass_DOUBLE;
-        for (const Any& cell : x.cells[r])
-            numbers = numbers && cell.getValueTypeClass() == css::uno::TypeClass_DOUBLE;
-        complete += numbers ? 1 : 0;
+        return static_cast<sal_Int32>(statgpu::addin::readRegressionRows(y.cells, x.cells, 0, 1).count);
     }
-    return complete;
+    catch (const css::lang::IllegalArgumentException&)
+    {
+        return -1;
+    }
 }
 
 // The engine's limits on the held-out rows (statgpu.h, best subset): the
@@ -787,6 +789,8 @@ void checkValidationRows(const Request& request)
     const InputRange& y = request.ranges.at("y");
     const InputRange& x = request.ranges.at("x");
     const sal_Int32 rows = completeRows(y, x);
+    if (rows < 0)
+        return;
     const Field& field = *findField(*request.analysis, validation == "holdout" ? "holdout" : "folds");
     double chosen = 0.0;
     parseNumber(request.values.at(field.id), chosen);

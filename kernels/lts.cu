@@ -269,7 +269,7 @@ cross_products_kernel(const double *x, const double *y, size_t n, int p, const d
     constexpr int kGroupRows = kTileRows / kGroups;  /* rows of a tile each group takes */
     constexpr int kObjPerThread = VEC / (kThreads / kTileRows);
     static_assert(kGroups * kGroupThreads == kThreads && kGroupRows * kGroups == kTileRows, "tiles");
-    static_assert(kObjPerThread >= 1 && VEC * kF <= kTileRows * kF, "the groups' sums fit in s_z");
+    static_assert(kObjPerThread >= 1 && VEC <= kTileRows, "a vector a row lane at least; the groups' sums fit in s_z");
     extern __shared__ double2 smem2[];              /* 16-byte aligned: s_w is read in pairs */
     double *smem = reinterpret_cast<double *>(smem2);
     double *s_coef = smem;                           /* p x VEC */
