@@ -334,11 +334,17 @@ void add_columns(std::vector<StagedPiece> *pieces, const double *host, size_t n_
         pieces->push_back({const_cast<double *>(host + c * ld), device + c * n_rows, run_rows * sizeof(double)});
 }
 
-cudaError_t upload_staged(statgpu_cuda_state *state, const StagedPiece *pieces, size_t count, cudaStream_t stream)
+cudaError_t upload_staged(statgpu_cuda_state *state, const StagedPiece *pieces, size_t count, cudaStream_t stream,
+                          const ArrivalWork *arrived)
 {
     const Plan plan(pieces, count);
-    if (driver_path(pieces, count, plan.total()) || ensure_team(state) != cudaSuccess)
-        return driver_copy(pieces, count, cudaMemcpyHostToDevice, stream);
+    if (driver_path(pieces, count, plan.total()) || ensure_team(state) != cudaSuccess) {
+        cudaError_t error = driver_copy(pieces, count, cudaMemcpyHostToDevice, stream);
+        for (size_t p = 0; arrived != nullptr && p < count && error == cudaSuccess; ++p)
+            if (pieces[p].bytes > 0)
+                error = (*arrived)(pieces[p].device, pieces[p].bytes, stream);
+        return error;
+    }
     cudaError_t error = run_lanes(state, plan.chunk_count(), stream, [&](Lane &lane, int l, int used) {
         cudaError_t &lane_error = lane.error;
         size_t turn = 0;
@@ -357,6 +363,11 @@ cudaError_t upload_staged(statgpu_cuda_state *state, const StagedPiece *pieces, 
             lane_error = plan.copy_chunk(c, slot, cudaMemcpyHostToDevice, lane.stream);
             if (lane_error == cudaSuccess)
                 lane_error = cudaEventRecord(lane.slot_done[s], lane.stream);
+            if (arrived != nullptr)
+                plan.each_part(c, [&](const StagedPiece &piece, size_t offset, size_t bytes, size_t) {
+                    if (lane_error == cudaSuccess)
+                        lane_error = (*arrived)(static_cast<char *>(piece.device) + offset, bytes, lane.stream);
+                });
         }
         if (lane_error == cudaSuccess)
             lane_error = cudaEventRecord(lane.finished, lane.stream);
@@ -370,11 +381,11 @@ cudaError_t upload_staged(statgpu_cuda_state *state, const StagedPiece *pieces, 
 }
 
 cudaError_t upload_columns(statgpu_cuda_state *state, const double *host, size_t n_rows, size_t n_cols, size_t ld,
-                           double *device, cudaStream_t stream)
+                           double *device, cudaStream_t stream, const ArrivalWork *arrived)
 {
     std::vector<StagedPiece> pieces;
     add_columns(&pieces, host, n_rows, n_cols, ld, device);
-    return upload_staged(state, pieces.data(), pieces.size(), stream);
+    return upload_staged(state, pieces.data(), pieces.size(), stream, arrived);
 }
 
 cudaError_t download_staged(statgpu_cuda_state *state, const StagedPiece *pieces, size_t count,

@@ -19,6 +19,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 struct statgpu_cuda_state;
@@ -47,16 +48,22 @@ struct StagedPiece {
 void add_columns(std::vector<StagedPiece> *pieces, const double *host, size_t n_rows, size_t n_cols, size_t ld,
                  double *device);
 
+/* Work on bytes that have just arrived on the device: queued by the
+ * upload on `stream` right behind their copy, so that it runs while later
+ * bytes still cross the bus. */
+using ArrivalWork = std::function<cudaError_t(const void *device, size_t bytes, cudaStream_t stream)>;
+
 /* Copies pieces of pageable host memory to the device for work queued next
  * on stream: returns once every byte is on its way (in page-locked memory),
- * with stream waiting for the copies; the caller's memory may change after
- * the return. Small copies take the driver's path on stream. */
+ * with stream waiting for the copies (and for `arrived`'s work, called for
+ * every run of bytes copied, where given); the caller's memory may change
+ * after the return. Small copies take the driver's path on stream. */
 cudaError_t upload_staged(statgpu_cuda_state *state, const StagedPiece *pieces, size_t count,
-                          cudaStream_t stream);
+                          cudaStream_t stream, const ArrivalWork *arrived = nullptr);
 
 /* upload_staged of one block of add_columns. */
 cudaError_t upload_columns(statgpu_cuda_state *state, const double *host, size_t n_rows, size_t n_cols, size_t ld,
-                           double *device, cudaStream_t stream);
+                           double *device, cudaStream_t stream, const ArrivalWork *arrived = nullptr);
 
 /* Copies pieces of device memory, written by work queued on stream, back to
  * pageable host memory; returns when every byte is in host memory. */

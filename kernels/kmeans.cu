@@ -106,7 +106,7 @@ struct statgpu_cuda_kmeans_session {
     double *d_totals = nullptr;     /* kTotalCount */
     double *d_distances = nullptr;  /* n_obs, allocated when a cluster empties */
     float *d_bounds = nullptr;      /* n_obs, with the screen: the rows' lower bounds */
-    double *d_drift = nullptr;      /* k, with the screen: the centroids' last moves */
+    double *d_drift = nullptr;      /* k + 1, with the screen: the centroids' last moves, then their running total */
     bool use_bounds = false;        /* the screen keeps bounds (STATGPU_CUDA_KMEANS_BOUNDS=0: not) */
     bool bounds_ready = false;      /* d_bounds and d_drift hold the last assignment's */
     double bound_scale = 1.0;       /* the bounds' power of two (kmeans_lloyd) */
@@ -296,12 +296,13 @@ constexpr int kMoveTileRows = 2 * kKmeansThreads;
 constexpr size_t kScreenQueueDoubles = 1024;
 
 /* The screen's arrays (assign_screen_kernel): the centroids' mean, the
- * centred centroids as mma fragments, their offsets, four scalars (the
- * centroids' reach and the moves' largest two) and the warps' queues. */
+ * centred centroids as mma fragments, their offsets, five scalars (the
+ * centroids' reach, the moves' largest two, the largest's centroid and the
+ * moves' running total) and the warps' queues. */
 __host__ __device__ inline size_t screen_doubles(int padded_vars, int k)
 {
     const size_t slots = static_cast<size_t>(k + 7) / 8 * 8;
-    return static_cast<size_t>(padded_vars) + slots * padded_vars + slots + 4 + kScreenQueueDoubles;
+    return static_cast<size_t>(padded_vars) + slots * padded_vars + slots + 5 + kScreenQueueDoubles;
 }
 
 __host__ __device__ inline SharedLayout shared_layout(int padded_vars, int n_vars, int k, int centroids_shared,
@@ -797,6 +798,14 @@ __device__ __forceinline__ float stored_bound(double bound, const AssignArgs &ar
     return __double2float_rd(__dmul_rd(bound, args.bound_scale));
 }
 
+/* A bound as d_bounds keeps it: anchored to the moves' running total
+ * (d_drift[k] when the bound was found), so that a row whose bound still
+ * settles it need not write it again (see assign_screen_kernel). */
+__device__ __forceinline__ float stored_anchor(double bound, double total, const AssignArgs &args)
+{
+    return stored_bound(__dadd_rd(bound, total), args);
+}
+
 /* The largest value the key can stand for, less its truncation: the value
  * with the key's top word and a zero bottom word. */
 __device__ __forceinline__ double key_value(int key)
@@ -828,7 +837,7 @@ template <int PADDED>
 __device__ __forceinline__ void screen_queued(const AssignArgs &args, const uint64_t *w_rows, int count,
                                               unsigned short *w_results, const double *s_fragments,
                                               const double *s_offsets, const double *s_mean, double reach_c,
-                                              int tiles)
+                                              int tiles, double total)
 {
     constexpr int kK = PADDED < 16 ? PADDED : 16;  /* the product's depth: m16n8k4, k8 or k16 */
     constexpr int kChunks = PADDED / kK;
@@ -925,7 +934,7 @@ __device__ __forceinline__ void screen_queued(const AssignArgs &args, const uint
         if (decided && args.d_bounds != nullptr) {
             const double lower2 = my_spread - 2.0 * second_value - lower_scale * reach2;
             args.d_bounds[w_rows[mine]] =
-                lower2 > 0.0 ? stored_bound(__dsqrt_rd(fmin(lower2, DBL_MAX)), args) : 0.0f;
+                stored_anchor(lower2 > 0.0 ? __dsqrt_rd(fmin(lower2, DBL_MAX)) : 0.0, total, args);
         }
     }
 }
@@ -1011,10 +1020,16 @@ __device__ __forceinline__ void add_warp_moves(const AssignArgs &args, unsigned 
  * (screen_queued); from the difference form, the second-nearest distance less
  * its rounding. When the centroids move, every bound drops by the largest move
  * of a centroid other than the row's own (d_drift, rounded up; the triangle
- * inequality). A row whose distance to its last centroid, by the difference
- * form, is below (1 - 2^-40) times its bound squared (the difference form's
- * rounding is (n_vars + 2) u relative, far inside 2^-40 at n_vars <= 32) keeps
- * that centroid: the difference form has no nearer one and no tie.
+ * inequality). So that a row the bound settles writes nothing, a bound is
+ * stored anchored: plus the running total of each pass's largest move
+ * (d_drift[k], rounded up, when it was found), and read back less the total
+ * now, which is what it has dropped by at most; a row of the centroid that
+ * moved most gets the others' largest move back for this pass, and writes
+ * its bound anew where it settles (bench/NOTES.md, k-means v15). A row whose
+ * distance to its last centroid, by the difference form, is below
+ * (1 - 2^-40) times its bound squared (the difference form's rounding is
+ * (n_vars + 2) u relative, far inside 2^-40 at n_vars <= 32) keeps that
+ * centroid: the difference form has no nearer one and no tie.
  *
  * Each warp works alone (no block barriers in the loop), on chunks of 32
  * rows (chunk c: rows 32 c ...; the warps of the grid take every
@@ -1051,9 +1066,9 @@ __global__ void __launch_bounds__(kKmeansThreads, MINB)
     double *s_fragments = s_mean + PADDED;                   /* ((tile kChunks + chunk) kSlots + slot) 32 + lane */
     double *s_offsets = s_fragments + tiles * 8 * PADDED;    /* -|c'_j|^2 / 2; -inf past k */
     double *s_reach = s_offsets + tiles * 8;                 /* max_j |c'_j| */
-    double *s_drift = s_reach + 1;                           /* the largest move, the others' largest, its centroid */
+    double *s_drift = s_reach + 1;  /* the largest move, the others' largest, its centroid, the moves' total */
     const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
-    const WarpQueue queue = warp_queue(s_reach + 4 + static_cast<size_t>(warp) * kWarpQueueDoubles);
+    const WarpQueue queue = warp_queue(s_reach + 5 + static_cast<size_t>(warp) * kWarpQueueDoubles);
 
     constexpr int kStride = PADDED + kScreenPad;  /* centroid j at j kStride */
     load_padded_centroids<PADDED, kStride>(s_centroids, args);
@@ -1102,12 +1117,17 @@ __global__ void __launch_bounds__(kKmeansThreads, MINB)
         s_drift[0] = first;
         s_drift[1] = other;
         s_drift[2] = first_at;
+        s_drift[3] = args.d_bounds != nullptr ? args.d_drift[k] : 0.0;
     }
     __syncthreads();
 
     const double reach_c = s_reach[0];
-    const double drift_first = s_drift[0], drift_other = s_drift[1];
+    /* The moves' total and, for the largest mover's rows (whose bounds drop
+     * by the others' largest move), the total less what they get back; the
+     * screen reads the total from shared memory (its registers are full). */
     const int drift_at = static_cast<int>(s_drift[2]);
+    const double total = s_drift[3], total_mover = __dsub_ru(total, __dsub_rd(s_drift[0], s_drift[1]));
+    volatile double *s_total = s_drift + 3;
     const bool bounds = args.bounds_valid != 0;
     const unsigned lanes_below = (1u << lane) - 1u;
     unsigned long long changed = 0, screened = 0;  /* the warp's (the same in every lane) */
@@ -1117,7 +1137,7 @@ __global__ void __launch_bounds__(kKmeansThreads, MINB)
      * queue moved to its front. */
     auto screen_unit = [&](int count) {
         screen_queued<PADDED>(args, queue.rows, count, queue.results, s_fragments, s_offsets, s_mean, reach_c,
-                              tiles);
+                              tiles, *s_total);
         __syncwarp();
         bool moved = false;
         int label = -1, previous = -1;
@@ -1143,7 +1163,8 @@ __global__ void __launch_bounds__(kKmeansThreads, MINB)
                 }
                 /* A runner-up past DBL_MAX (or none) bounds the others at DBL_MAX. */
                 if (args.d_bounds != nullptr)
-                    args.d_bounds[row] = stored_bound(__dsqrt_rd(fmin(runner_up, DBL_MAX) * kPassFactor), args);
+                    args.d_bounds[row] =
+                        stored_anchor(__dsqrt_rd(fmin(runner_up, DBL_MAX) * kPassFactor), *s_total, args);
             } else {
                 label = static_cast<int>(result);
             }
@@ -1195,11 +1216,13 @@ __global__ void __launch_bounds__(kKmeansThreads, MINB)
         bool queue_row = valid;
         if (bounds && valid && previous >= 0 && previous < k) {
             const double distance = exact_distance<PADDED>(x, s_centroids + static_cast<size_t>(previous) * kStride);
+            const bool largest_mover = previous == drift_at;
             const double lower = __dsub_rd(__dmul_rd(static_cast<double>(bound_in), args.bound_unscale),
-                                           previous == drift_at ? drift_other : drift_first);
+                                           largest_mover ? total_mover : total);
             if (lower > 0.0 && distance < lower * lower * kPassFactor) {
                 queue_row = false;
-                args.d_bounds[row] = stored_bound(lower, args);
+                if (largest_mover)  /* the others' bounds still hold as stored */
+                    args.d_bounds[row] = stored_anchor(lower, total, args);
             }
         }
         const unsigned joining = __ballot_sync(0xffffffffu, queue_row);
@@ -1309,28 +1332,33 @@ __global__ void __launch_bounds__(kKmeansThreads) assign_generic_kernel(const __
 
 /* Each centroid's move (d_drift, for the bounds), rounded up: scaled by its
  * largest difference (no underflow), and 2^-40 over the few roundings
- * ((n_vars + 6) u at most). Called by one block. */
-__device__ __forceinline__ void write_drift(const double *d_centroids, const double *d_next, int n_vars, int k,
-                                            double *d_drift)
+ * ((n_vars + 6) u at most). Returns the largest of the thread's moves.
+ * Called by one block. */
+__device__ __forceinline__ double write_drift(const double *d_centroids, const double *d_next, int n_vars, int k,
+                                              double *d_drift)
 {
+    double thread_largest = 0.0;
     for (size_t j = threadIdx.x; j < static_cast<size_t>(k); j += blockDim.x) {
-        double largest = 0.0;
-        for (int v = 0; v < n_vars; ++v) {
+        const auto difference = [&](int v) {
             const size_t at = j + static_cast<size_t>(k) * v;
-            largest = fmax(largest, fabs(d_next[at] - d_centroids[at]));
-        }
+            return d_next[at] - d_centroids[at];
+        };
+        double largest = 0.0;
+        for (int v = 0; v < n_vars; ++v)
+            largest = fmax(largest, fabs(difference(v)));
         double move = 0.0;
         if (largest > 0.0) {
             double sum = 0.0;
             for (int v = 0; v < n_vars; ++v) {
-                const size_t at = j + static_cast<size_t>(k) * v;
-                const double scaled = (d_next[at] - d_centroids[at]) / largest;
+                const double scaled = difference(v) / largest;
                 sum = __fma_rn(scaled, scaled, sum);
             }
             move = __dmul_ru(__dmul_ru(largest, __dsqrt_ru(sum)), 1.0 + 0x1p-40);
         }
         d_drift[j] = move;
+        thread_largest = fmax(thread_largest, move);
     }
+    return thread_largest;
 }
 
 /* The summing pass's partials added, in one launch of ceil(partial_stride /
@@ -1342,6 +1370,7 @@ __device__ __forceinline__ void write_drift(const double *d_centroids, const dou
  * and the totals the host reads, and re-arms the counter. */
 constexpr int kReduceThreads = 512;
 constexpr int kReduceWarps = kReduceThreads / 32;
+
 
 /* The block's threads' squared moves into s_shift[0] (each thread's, then a
  * fixed tree) and their empty clusters into *s_empty (an integer: any order
@@ -1442,10 +1471,13 @@ __global__ void __launch_bounds__(kReduceThreads)
 {
     __shared__ double s_shift[kReduceThreads];
     __shared__ unsigned s_empty;
+    __shared__ unsigned long long s_largest_move;
     if (d_hold != nullptr && *d_hold != 0)  /* thread 0 writes it after the barriers below */
         return;
-    if (threadIdx.x == 0)
+    if (threadIdx.x == 0) {
         s_empty = 0;
+        s_largest_move = 0ull;
+    }
     const size_t kd = static_cast<size_t>(k) * n_vars;
     double shift = 0.0;
     for (size_t e = threadIdx.x; e < kd; e += blockDim.x) {
@@ -1461,8 +1493,13 @@ __global__ void __launch_bounds__(kReduceThreads)
         shift = __fma_rn(difference, difference, shift);
     }
     __syncthreads();  /* d_next, written by this block; s_empty */
-    if (d_drift != nullptr)
-        write_drift(d_centroids, d_next, n_vars, k, d_drift);
+    if (d_drift != nullptr) {
+        /* The moves, and their largest added to the running total d_drift[k]
+         * (rounded up): what every row's bound has dropped by at most. */
+        const double largest = write_drift(d_centroids, d_next, n_vars, k, d_drift);
+        if (largest > 0.0)  /* non-negative doubles' bits keep their order */
+            atomicMax(&s_largest_move, static_cast<unsigned long long>(__double_as_longlong(largest)));
+    }
     unsigned empty = 0;
     for (size_t j = threadIdx.x; j < static_cast<size_t>(k); j += blockDim.x) {
         const double count = static_cast<double>(static_cast<long long>(d_sizes[j]));
@@ -1481,22 +1518,37 @@ __global__ void __launch_bounds__(kReduceThreads)
             *d_hold = d_pass[kPassChanged] == 0ull || s_empty > 0 ? 1 : 0;
         d_pass[kPassChanged] = 0ull;
         d_pass[kPassScreened] = 0ull;
+        if (d_drift != nullptr)  /* s_largest_move: add_block_totals' barriers */
+            d_drift[k] = __dadd_ru(d_drift[k], __longlong_as_double(static_cast<long long>(s_largest_move)));
     }
 }
 
-/* Each variable's largest |x| (its bits: the order of non-negative doubles),
- * block y taking variable y. */
-__global__ void largest_kernel(const double *__restrict__ d_data, uint64_t n_obs, unsigned long long *d_largest)
+/* Each variable's largest |x| (its bits: the order of non-negative doubles)
+ * over the values begin ... end - 1 of the column-major data, block y
+ * taking the part of variable begin / n_obs + y among them. */
+__global__ void largest_kernel(const double *__restrict__ d_data, uint64_t n_obs, uint64_t begin, uint64_t end,
+                               unsigned long long *d_largest)
 {
-    const double *column = d_data + n_obs * static_cast<uint64_t>(blockIdx.y);
+    const uint64_t v = begin / n_obs + blockIdx.y;
+    const uint64_t first = max(begin, v * n_obs), last = min(end, (v + 1) * n_obs);
     unsigned long long largest = 0ull;
-    for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n_obs;
+    for (uint64_t i = first + static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < last;
          i += static_cast<uint64_t>(gridDim.x) * blockDim.x)
-        largest = max(largest, static_cast<unsigned long long>(__double_as_longlong(fabs(column[i]))));
+        largest = max(largest, static_cast<unsigned long long>(__double_as_longlong(fabs(d_data[i]))));
     for (int offset = 16; offset > 0; offset >>= 1)
         largest = max(largest, __shfl_down_sync(0xffffffffu, largest, offset));
     if ((threadIdx.x & 31u) == 0 && largest != 0ull)
-        atomicMax(d_largest + blockIdx.y, largest);
+        atomicMax(d_largest + v, largest);
+}
+
+/* Each variable's power of two for the exact sums from its largest |x|:
+ * shift_v = top - (ilogb(largest) + 1), 0 for a variable of zeros. */
+__global__ void shifts_kernel(const unsigned long long *__restrict__ d_largest, int n_vars, int top, int *d_shift)
+{
+    for (int v = threadIdx.x; v < n_vars; v += blockDim.x) {
+        const double value = __longlong_as_double(static_cast<long long>(d_largest[v]));
+        d_shift[v] = value > 0.0 ? top - (ilogb(value) + 1) : 0;
+    }
 }
 
 /* The re-seeding's moves (row rows[i] from cluster from[i] to to[i]) into
@@ -1758,33 +1810,13 @@ bool prepare_shifts(CallStatus &call, statgpu_cuda_kmeans_session *session)
 {
     if (session->shifts_ready)
         return true;
-    cudaStream_t stream = session->state->stream;
-    const int n_vars = session->n_vars;
-    std::vector<unsigned long long> largest(static_cast<size_t>(n_vars));
-    const unsigned blocks = static_cast<unsigned>(std::min<uint64_t>(64, (session->n_obs + 255) / 256));
-    if (!call.check(cudaMemsetAsync(session->d_largest, 0, n_vars * sizeof(unsigned long long), stream),
-                    "clearing the k-means ranges"))
-        return false;
-    largest_kernel<<<dim3(blocks, static_cast<unsigned>(n_vars)), 256, 0, stream>>>(session->d_data, session->n_obs,
-                                                                                   session->d_largest);
-    if (!call.check(cudaGetLastError(), "launching the k-means ranges") ||
-        !call.check(cudaMemcpyAsync(largest.data(), session->d_largest, n_vars * sizeof(unsigned long long),
-                                    cudaMemcpyDeviceToHost, stream), "reading the k-means ranges") ||
-        !call.check(cudaStreamSynchronize(stream), "reading the k-means ranges"))
-        return false;
     int n_bits = 0;
     for (uint64_t n = session->n_obs; n != 0; n >>= 1)
         ++n_bits;
-    const int top = 127 - n_bits;
-    std::vector<int> shift(static_cast<size_t>(n_vars));
-    for (int v = 0; v < n_vars; ++v) {
-        double value;
-        std::memcpy(&value, &largest[v], sizeof value);
-        shift[v] = value > 0.0 ? top - (std::ilogb(value) + 1) : 0;
-    }
-    if (!call.check(cudaMemcpyAsync(session->d_shift, shift.data(), n_vars * sizeof(int), cudaMemcpyHostToDevice,
-                                    stream), "writing the k-means ranges") ||
-        !call.check(cudaStreamSynchronize(stream), "writing the k-means ranges"))
+    /* d_largest: taken while the data arrived (kmeans_begin). */
+    shifts_kernel<<<1, 32, 0, session->state->stream>>>(session->d_largest, session->n_vars, 127 - n_bits,
+                                                        session->d_shift);
+    if (!call.check(cudaGetLastError(), "launching the k-means ranges"))
         return false;
     session->shifts_ready = true;
     return true;
@@ -1963,7 +1995,7 @@ statgpu_cuda_status kmeans_begin(statgpu_cuda_state *state, const double *data, 
         {reinterpret_cast<void **>(&session->d_wss), k * sizeof(double)},
         {reinterpret_cast<void **>(&session->d_totals), kTotalCount * sizeof(double)},
         {reinterpret_cast<void **>(&session->d_bounds), session->use_bounds ? n_obs * sizeof(float) : 0},
-        {reinterpret_cast<void **>(&session->d_drift), session->use_bounds ? k * sizeof(double) : 0},
+        {reinterpret_cast<void **>(&session->d_drift), session->use_bounds ? (k + 1) * sizeof(double) : 0},
         {reinterpret_cast<void **>(&session->d_sums), 2 * kd * sizeof(unsigned long long)},
         {reinterpret_cast<void **>(&session->d_sizes), k * sizeof(unsigned long long)},
         {reinterpret_cast<void **>(&session->d_pass), kPassCount * sizeof(unsigned long long)},
@@ -2005,8 +2037,23 @@ statgpu_cuda_status kmeans_begin(statgpu_cuda_state *state, const double *data, 
     }
     if (ok) {
         cudaEvent_t *events = state->events;
+        /* Each variable's largest |x| (for the exact sums' powers of two),
+         * taken from each part of the data as it arrives, while the rest
+         * crosses the bus. */
+        const double *d_data = session->d_data;
+        unsigned long long *d_largest = session->d_largest;
+        const ArrivalWork ranges = [d_data, d_largest, n_obs](const void *device, size_t bytes, cudaStream_t on) {
+            const uint64_t begin = static_cast<uint64_t>(static_cast<const double *>(device) - d_data);
+            const uint64_t end = begin + bytes / sizeof(double);
+            const unsigned columns = static_cast<unsigned>((end - 1) / n_obs - begin / n_obs + 1);
+            const unsigned blocks = static_cast<unsigned>(std::min<uint64_t>(32, (end - begin + 2047) / 2048));
+            largest_kernel<<<dim3(blocks, columns), 256, 0, on>>>(d_data, n_obs, begin, end, d_largest);
+            return cudaGetLastError();
+        };
         ok = call.check(cudaEventRecord(events[kEventStart], stream), "recording an event") &&
-             call.check(upload_columns(state, data, n_obs, n_vars, ld, session->d_data, stream),
+             call.check(cudaMemsetAsync(d_largest, 0, n_vars * sizeof(unsigned long long), stream),
+                        "clearing the k-means ranges") &&
+             call.check(upload_columns(state, data, n_obs, n_vars, ld, session->d_data, stream, &ranges),
                         "copying the k-means data to the GPU") &&
              call.check(cudaEventRecord(events[kEventEnd], stream), "recording an event") &&
              call.check(cudaStreamSynchronize(stream), "copying the k-means data to the GPU");
@@ -2059,6 +2106,8 @@ statgpu_cuda_status kmeans_lloyd(statgpu_cuda_kmeans_session *session, size_t ma
         !call.check(cudaMemsetAsync(session->d_pass, 0, kPassCount * sizeof(unsigned long long), stream),
                     "clearing the k-means counters") ||
         !call.check(cudaMemsetAsync(session->d_hold, 0, sizeof(int), stream), "clearing the k-means counters") ||
+        (session->use_bounds &&
+         !call.check(cudaMemsetAsync(session->d_drift + k, 0, sizeof(double), stream), "clearing the k-means moves")) ||
         !prepare_shifts(call, session))
         return call.status();
 

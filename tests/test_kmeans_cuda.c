@@ -559,9 +559,14 @@ static void test_centroids_are_exact_means(void **state)
         size_t n, d, k;
         const char *screen;  /* STATGPU_CUDA_KMEANS_SCREEN, or NULL */
         int far;             /* all but the first starting centroid far away: re-seeds */
+        size_t pad;          /* the leading dimension n + pad, the pad NaN (never read) */
     } cases[] = {
-        { 50000, 6, 40, NULL, 0 }, { 50000, 6, 40, "0", 0 }, { 30000, 16, 36, NULL, 1 },
-        { 20000, 40, 12, NULL, 0 }, { 40000, 9, 5, NULL, 1 },
+        { 50000, 6, 40, NULL, 0, 0 }, { 50000, 6, 40, "0", 0, 0 }, { 30000, 16, 36, NULL, 1, 0 },
+        { 20000, 40, 12, NULL, 0, 0 }, { 40000, 9, 5, NULL, 1, 0 },
+        /* Over the 4 MB a copy takes in chunks: the ranges for the powers of
+         * two are taken from each chunk as it arrives, a column at a time
+         * where the leading dimension is not n. */
+        { 120000, 6, 40, NULL, 0, 0 }, { 120000, 6, 40, NULL, 0, 5 },
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
         size_t n = cases[c].n, d = cases[c].d, k = cases[c].k;
@@ -581,12 +586,23 @@ static void test_centroids_are_exact_means(void **state)
                 for (size_t v = 0; v < d; ++v)
                     initial[j + k * v] = (v == 1 ? 1e152 : 100.0) + (double)j;
         statgpu_kmeans_params params = given_start(initial, 3000);
-        char what[96];
-        snprintf(what, sizeof what, "exact means n=%zu d=%zu k=%zu screen=%s far=%d", n, d, k,
-                 cases[c].screen ? cases[c].screen : "default", cases[c].far);
+        char what[112];
+        snprintf(what, sizeof what, "exact means n=%zu d=%zu k=%zu screen=%s far=%d pad=%zu", n, d, k,
+                 cases[c].screen ? cases[c].screen : "default", cases[c].far, cases[c].pad);
         if (cases[c].screen != NULL)
             setenv("STATGPU_CUDA_KMEANS_SCREEN", cases[c].screen, 1);
-        statgpu_kmeans_result *result = fit(g_cuda, STATGPU_BACKEND_CUDA, data, n, d, k, &params);
+        const size_t ld = n + cases[c].pad;
+        double *padded = malloc(ld * d * sizeof *padded);
+        assert_non_null(padded);
+        for (size_t v = 0; v < d; ++v)
+            for (size_t i = 0; i < ld; ++i)
+                padded[i + ld * v] = i < n ? data[i + n * v] : NAN;
+        statgpu_kmeans_result *result = NULL;
+        const statgpu_status status = statgpu_kmeans(g_cuda, padded, n, d, ld, k, &params, &result);
+        if (status != STATGPU_OK)
+            fail_msg("%s: %s (%s)", what, statgpu_status_string(status), statgpu_context_last_error(g_cuda));
+        assert_ran_on(g_cuda, STATGPU_BACKEND_CUDA);
+        free(padded);
         unsetenv("STATGPU_CUDA_KMEANS_SCREEN");
         print_message("%s: %zu iterations, %zu re-seeds\n", what, result->iterations, result->reseed_count);
         if (!result->converged)
