@@ -116,7 +116,6 @@ struct statgpu_cuda_kmeans_session {
     unsigned long long *d_pass = nullptr;    /* kPassCount: the pass's changed and screened rows */
     int *d_shift = nullptr;                  /* n_vars: each variable's power of two */
     unsigned long long *d_largest = nullptr; /* n_vars: the largest |x| of each variable, as bits */
-    bool shifts_ready = false;               /* d_shift holds the data's (kmeans_lloyd's first call) */
     cudaEvent_t trace[3] = {};               /* STATGPU_CUDA_KMEANS_TRACE: the passes' kernels timed */
     double *h_totals = nullptr;     /* page-locked: d_totals as last read, then two passes' slots */
     /* The passes queued ahead (see kmeans_lloyd): */
@@ -1339,18 +1338,17 @@ __device__ __forceinline__ double write_drift(const double *d_centroids, const d
 {
     double thread_largest = 0.0;
     for (size_t j = threadIdx.x; j < static_cast<size_t>(k); j += blockDim.x) {
-        const auto difference = [&](int v) {
-            const size_t at = j + static_cast<size_t>(k) * v;
-            return d_next[at] - d_centroids[at];
-        };
         double largest = 0.0;
-        for (int v = 0; v < n_vars; ++v)
-            largest = fmax(largest, fabs(difference(v)));
+        for (int v = 0; v < n_vars; ++v) {
+            const size_t at = j + static_cast<size_t>(k) * v;
+            largest = fmax(largest, fabs(d_next[at] - d_centroids[at]));
+        }
         double move = 0.0;
         if (largest > 0.0) {
             double sum = 0.0;
             for (int v = 0; v < n_vars; ++v) {
-                const double scaled = difference(v) / largest;
+                const size_t at = j + static_cast<size_t>(k) * v;
+                const double scaled = (d_next[at] - d_centroids[at]) / largest;
                 sum = __fma_rn(scaled, scaled, sum);
             }
             move = __dmul_ru(__dmul_ru(largest, __dsqrt_ru(sum)), 1.0 + 0x1p-40);
@@ -1370,7 +1368,6 @@ __device__ __forceinline__ double write_drift(const double *d_centroids, const d
  * and the totals the host reads, and re-arms the counter. */
 constexpr int kReduceThreads = 512;
 constexpr int kReduceWarps = kReduceThreads / 32;
-
 
 /* The block's threads' squared moves into s_shift[0] (each thread's, then a
  * fixed tree) and their empty clusters into *s_empty (an integer: any order
@@ -1804,22 +1801,16 @@ bool sum_pass(CallStatus &call, statgpu_cuda_kmeans_session *session)
 }
 
 /* Each variable's power of two for the exact sums (see "exact sums"):
- * shift_v = B - E_v, with 2^E_v above the variable's largest |x| and
- * B = 127 - bits(n_obs); 0 for a variable of zeros. Once a session. */
-bool prepare_shifts(CallStatus &call, statgpu_cuda_kmeans_session *session)
+ * shift_v = B - E_v, with 2^E_v above the variable's largest |x| (d_largest,
+ * taken as the data arrived) and B = 127 - bits(n_obs); 0 for a variable of
+ * zeros. Once a session, queued behind the data's upload. */
+cudaError_t launch_shifts(statgpu_cuda_kmeans_session *session, cudaStream_t stream)
 {
-    if (session->shifts_ready)
-        return true;
     int n_bits = 0;
     for (uint64_t n = session->n_obs; n != 0; n >>= 1)
         ++n_bits;
-    /* d_largest: taken while the data arrived (kmeans_begin). */
-    shifts_kernel<<<1, 32, 0, session->state->stream>>>(session->d_largest, session->n_vars, 127 - n_bits,
-                                                        session->d_shift);
-    if (!call.check(cudaGetLastError(), "launching the k-means ranges"))
-        return false;
-    session->shifts_ready = true;
-    return true;
+    shifts_kernel<<<1, 32, 0, stream>>>(session->d_largest, session->n_vars, 127 - n_bits, session->d_shift);
+    return cudaGetLastError();
 }
 
 /* Re-seeds every empty cluster (in index order) with the row farthest from
@@ -2055,6 +2046,7 @@ statgpu_cuda_status kmeans_begin(statgpu_cuda_state *state, const double *data, 
                         "clearing the k-means ranges") &&
              call.check(upload_columns(state, data, n_obs, n_vars, ld, session->d_data, stream, &ranges),
                         "copying the k-means data to the GPU") &&
+             call.check(launch_shifts(session, stream), "launching the k-means ranges") &&
              call.check(cudaEventRecord(events[kEventEnd], stream), "recording an event") &&
              call.check(cudaStreamSynchronize(stream), "copying the k-means data to the GPU");
         if (ok && timing != nullptr)
@@ -2107,8 +2099,7 @@ statgpu_cuda_status kmeans_lloyd(statgpu_cuda_kmeans_session *session, size_t ma
                     "clearing the k-means counters") ||
         !call.check(cudaMemsetAsync(session->d_hold, 0, sizeof(int), stream), "clearing the k-means counters") ||
         (session->use_bounds &&
-         !call.check(cudaMemsetAsync(session->d_drift + k, 0, sizeof(double), stream), "clearing the k-means moves")) ||
-        !prepare_shifts(call, session))
+         !call.check(cudaMemsetAsync(session->d_drift + k, 0, sizeof(double), stream), "clearing the k-means moves")))
         return call.status();
 
     /* STATGPU_CUDA_KMEANS_TRACE=1: each assignment's screened rows on stderr. */

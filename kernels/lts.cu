@@ -492,7 +492,7 @@ void free_session(statgpu_cuda_lts_session *session)
 
 /* The cross products' tiles (cross_products_kernel): VEC vectors, the
  * smallest of 8, 16, 32 that holds m (32 beyond), and 16 FPT features,
- * FPT the least that holds all p (p + 3) / 2 products (at most 5: 80 a
+ * FPT the least that holds all feature_count products (at most 5: 80 a
  * tile). */
 using CrossKernel = void (*)(const double *, const double *, size_t, int, const double *, int, const double *,
                              const uint32_t *, size_t, int, int, const uint8_t *, const uint8_t *, double *,
@@ -516,10 +516,9 @@ CrossPlan cross_plan_for(int fpt)
     }
 }
 
-CrossPlan cross_plan(int p, int m)
+CrossPlan cross_plan(int feature_count, int m)
 {
-    const int features = p * (p + 1) / 2 + p;
-    const int fpt = std::min(5, (features + 15) / 16);
+    const int fpt = std::min(5, (feature_count + 15) / 16);
     if (m <= 8)
         return cross_plan_for<8>(fpt);
     if (m <= 16)
@@ -830,7 +829,7 @@ statgpu_cuda_status csteps_batch(statgpu_cuda_lts_session *session, size_t h, co
         double *d_partial = as<double>(session->partial);
         double *d_obj_partial = d_partial + chunk_count * entries;
         double *d_sums = as<double>(session->sums);
-        const CrossPlan plan = cross_plan(p, m);
+        const CrossPlan plan = cross_plan(feature_count, m);
         const size_t smem = ((size_t)p * plan.vec + (size_t)kTileRows * (p + 1) + (size_t)kTileRows * plan.vec +
                              (size_t)kTileRows * 16 * plan.fpt + kThreads) * sizeof(double);
         if (!call.check(cudaFuncSetAttribute(plan.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
