@@ -776,10 +776,10 @@ sal_Int32 completeRows(const InputRange& y, const InputRange& x)
     }
 }
 
-// The engine's limits on the held-out rows (statgpu.h, best subset): the
-// holdout takes round(share n) of the n complete rows, at least one, and
-// leaves more rows than the full model's coefficients to fit on; k-fold
-// takes at most n folds.
+// The held-out rows the engine would refuse, by its own rule
+// (statgpu_bestsubset_split): a holdout must hold out a row and keep more
+// rows than the full model's coefficients to fit on; k-fold takes at most
+// one fold a row.
 void checkValidationRows(const Request& request)
 {
     const std::string validation = request.values.count("validation") != 0 ? trimmed(request.values.at("validation"))
@@ -794,17 +794,23 @@ void checkValidationRows(const Request& request)
     const Field& field = *findField(*request.analysis, validation == "holdout" ? "holdout" : "folds");
     double chosen = 0.0;
     parseNumber(request.values.at(field.id), chosen);
+    statgpu_bestsubset_params params;
+    statgpu_bestsubset_params_init(&params);
+    params.validation = validation == "holdout" ? STATGPU_SUBSET_HOLDOUT : STATGPU_SUBSET_KFOLD;
+    params.holdout_fraction = chosen;
+    params.fold_count = chosen >= 0.0 ? static_cast<std::size_t>(chosen) : 0;  // the field holds a whole number
+    std::size_t held = 0, kept = 0;
+    const bool valid = statgpu_bestsubset_split(&params, static_cast<std::size_t>(rows), &held, &kept) == STATGPU_OK;
     if (validation == "kfold")
     {
-        if (chosen > rows)
+        if (!valid)
             throw FieldError(field.id, fieldName(field) + ": " + numberText(chosen) + " folds of "
                                            + std::to_string(rows) + " complete rows; at most one fold a row.");
         return;
     }
-    const long held = std::lround(chosen * rows);
-    const long coefficients = (x.cells.getLength() > 0 ? x.cells[0].getLength() : 0)
-                              + (request.values.count("intercept") != 0 && request.values.at("intercept") == "1");
-    if (held < 1 || rows - held <= coefficients)
+    const std::size_t coefficients = (x.cells.getLength() > 0 ? x.cells[0].getLength() : 0)
+                                     + (request.values.count("intercept") != 0 && request.values.at("intercept") == "1");
+    if (!valid || kept <= coefficients)
         throw FieldError(field.id, fieldName(field) + ": " + numberText(chosen) + " of " + std::to_string(rows)
                                        + " complete rows holds out " + std::to_string(held)
                                        + "; at least one row must be held out, and more rows than the full "

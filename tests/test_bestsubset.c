@@ -696,6 +696,73 @@ static statgpu_status call(problem *d, const statgpu_bestsubset_params *params, 
     return status;
 }
 
+/* statgpu_bestsubset_split: the counts by the rule the fits use, and a
+ * fit runs exactly where the split is valid and keeps more rows than the
+ * full model's coefficients (4 predictors and the intercept). */
+static void test_split(void **state)
+{
+    (void)state;
+    size_t held = 99, kept = 99;
+    assert_int_equal(statgpu_bestsubset_split(NULL, 10, &held, &kept), STATGPU_OK);  /* PRESS */
+    assert_int_equal(held, 1);
+    assert_int_equal(kept, 9);
+    statgpu_bestsubset_params params;
+    statgpu_bestsubset_params_init(&params);
+    params.validation = STATGPU_SUBSET_HOLDOUT;
+    params.holdout_fraction = 0.25;  /* 2.5 rounds away from 0 */
+    assert_int_equal(statgpu_bestsubset_split(&params, 10, &held, &kept), STATGPU_OK);
+    assert_int_equal(held, 3);
+    assert_int_equal(kept, 7);
+    params.holdout_fraction = 0.04;  /* 0.4 rows: none */
+    assert_int_equal(statgpu_bestsubset_split(&params, 10, &held, &kept), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(held, 0);
+    assert_int_equal(kept, 0);
+    params.holdout_fraction = 1.0;
+    assert_int_equal(statgpu_bestsubset_split(&params, 10, &held, &kept), STATGPU_ERROR_INVALID_ARGUMENT);
+    params.validation = STATGPU_SUBSET_KFOLD;
+    params.fold_count = 3;  /* folds of 4, 3 and 3 rows */
+    assert_int_equal(statgpu_bestsubset_split(&params, 10, &held, &kept), STATGPU_OK);
+    assert_int_equal(held, 4);
+    assert_int_equal(kept, 6);
+    params.fold_count = 11;
+    assert_int_equal(statgpu_bestsubset_split(&params, 10, &held, &kept), STATGPU_ERROR_INVALID_ARGUMENT);
+    params.fold_count = 1;
+    assert_int_equal(statgpu_bestsubset_split(&params, 10, &held, &kept), STATGPU_ERROR_INVALID_ARGUMENT);
+    params.validation = (statgpu_subset_validation)7;
+    assert_int_equal(statgpu_bestsubset_split(&params, 10, &held, &kept), STATGPU_ERROR_INVALID_ARGUMENT);
+    statgpu_bestsubset_params_init(&params);
+    assert_int_equal(statgpu_bestsubset_split(&params, 0, &held, &kept), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(statgpu_bestsubset_split(&params, 10, NULL, &kept), STATGPU_ERROR_INVALID_ARGUMENT);
+    params.struct_bytes = 8;
+    assert_int_equal(statgpu_bestsubset_split(&params, 10, &held, &kept), STATGPU_ERROR_INVALID_ARGUMENT);
+
+    statgpu_context *context;
+    TEST_CONTEXT_WITH_THREADS(g_backend, 1, context);
+    problem d = make_problem(20, 4, 31, 0.0);
+    const size_t coefficients = 5;
+    for (int kind = 1; kind <= 2; ++kind)
+        for (int step = 1; step <= 41; ++step) {
+            statgpu_bestsubset_params chosen;
+            statgpu_bestsubset_params_init(&chosen);
+            chosen.validation = (statgpu_subset_validation)kind;
+            chosen.holdout_fraction = step / 42.0;
+            chosen.fold_count = (size_t)step / 2;  /* 0 ... 20 */
+            const bool valid = statgpu_bestsubset_split(&chosen, d.n, &held, &kept) == STATGPU_OK;
+            statgpu_bestsubset_result *result = NULL;
+            const statgpu_status status =
+                statgpu_bestsubset(context, d.y, d.x, d.n, d.p, d.n, &chosen, &result);
+            if ((status == STATGPU_OK) != (valid && kept > coefficients))
+                fail_msg("validation %d, share %.4f, folds %zu: split %s (held %zu, kept %zu), fit %s", kind,
+                         chosen.holdout_fraction, chosen.fold_count, valid ? "valid" : "refused", held, kept,
+                         statgpu_status_string(status));
+            if (result != NULL && kind == 1)
+                assert_int_equal(result->holdout_count, held);
+            statgpu_bestsubset_result_destroy(result);
+        }
+    free_problem(&d);
+    statgpu_context_destroy(context);
+}
+
 static void test_bad_arguments(void **state)
 {
     (void)state;
@@ -807,6 +874,7 @@ int main(void)
         cmocka_unit_test(test_criteria),
         cmocka_unit_test(test_cancel),
         cmocka_unit_test(test_tables),
+        cmocka_unit_test(test_split),
         cmocka_unit_test(test_bad_arguments),
     };
     return test_exit_code(cmocka_run_group_tests(tests, NULL, NULL), g_skip_reason);

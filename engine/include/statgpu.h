@@ -1036,6 +1036,20 @@ STATGPU_API statgpu_status statgpu_bestsubset(statgpu_context *context, const do
                                               const statgpu_bestsubset_params *params,
                                               statgpu_bestsubset_result **out_result /* out */);
 
+/* How params' validation splits n_obs complete rows, by statgpu_bestsubset's
+ * own rule (params NULL: the defaults): *held_out, the rows held out at once
+ * (PRESS 1; HOLDOUT round(holdout_fraction n_obs); KFOLD the largest fold,
+ * ceil(n_obs / fold_count)), and *kept = n_obs - *held_out, the fewest rows
+ * a search runs on. statgpu_bestsubset then needs *kept above the full
+ * model's coefficients (the predictors it keeps, plus the intercept).
+ * STATGPU_ERROR_INVALID_ARGUMENT (both outputs 0) where statgpu_bestsubset
+ * would refuse the validation itself: an unknown one, holdout_fraction
+ * outside (0, 1) or holding out no row, fold_count outside [2, n_obs], no
+ * row, or NULL outputs. For a caller (a dialog) that checks a choice before
+ * it runs. */
+STATGPU_API statgpu_status statgpu_bestsubset_split(const statgpu_bestsubset_params *params, size_t n_obs,
+                                                    size_t *held_out /* out */, size_t *kept /* out */);
+
 /* Frees a result and its arrays. NULL is a harmless no-op. */
 STATGPU_API void statgpu_bestsubset_result_destroy(statgpu_bestsubset_result *result);
 

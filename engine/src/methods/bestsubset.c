@@ -40,6 +40,12 @@
  * (bench/NOTES.md, best subset). */
 #define SG_SUBSET_AUTO_CUDA_MIN_FREE 32.0
 
+/* The rows a holdout of `fraction` takes of n: round(fraction n). */
+static size_t sg_holdout_rows(double fraction, size_t n)
+{
+    return (size_t)llround(fraction * (double)n);
+}
+
 void statgpu_bestsubset_params_init(statgpu_bestsubset_params *params)
 {
     if (params == NULL)
@@ -55,6 +61,45 @@ void statgpu_bestsubset_params_init(statgpu_bestsubset_params *params)
     params->fold_count       = 10;
     params->criterion        = STATGPU_SUBSET_BY_VALIDATION;
     params->seed             = 0;
+}
+
+statgpu_status statgpu_bestsubset_split(const statgpu_bestsubset_params *params, size_t n_obs, size_t *held_out,
+                                        size_t *kept)
+{
+    if (held_out == NULL || kept == NULL)
+        return STATGPU_ERROR_INVALID_ARGUMENT;
+    *held_out = 0;
+    *kept = 0;
+    statgpu_bestsubset_params chosen;
+    statgpu_bestsubset_params_init(&chosen);
+    if (params != NULL) {
+        if (params->struct_bytes < SG_BESTSUBSET_PARAMS_MIN_BYTES || params->struct_bytes > sizeof chosen)
+            return STATGPU_ERROR_INVALID_ARGUMENT;
+        memcpy(&chosen, params, params->struct_bytes);
+    }
+    size_t held;
+    switch (chosen.validation) {
+    case STATGPU_SUBSET_PRESS:
+        held = 1;
+        break;
+    case STATGPU_SUBSET_HOLDOUT:
+        if (!(chosen.holdout_fraction > 0.0 && chosen.holdout_fraction < 1.0))
+            return STATGPU_ERROR_INVALID_ARGUMENT;
+        held = sg_holdout_rows(chosen.holdout_fraction, n_obs);
+        break;
+    case STATGPU_SUBSET_KFOLD:
+        if (chosen.fold_count < 2 || chosen.fold_count > n_obs)
+            return STATGPU_ERROR_INVALID_ARGUMENT;
+        held = (n_obs + chosen.fold_count - 1) / chosen.fold_count;  /* fold 0, the largest */
+        break;
+    default:
+        return STATGPU_ERROR_INVALID_ARGUMENT;
+    }
+    if (held < 1 || held > n_obs)
+        return STATGPU_ERROR_INVALID_ARGUMENT;
+    *held_out = held;
+    *kept = n_obs - held;
+    return STATGPU_OK;
 }
 
 void statgpu_bestsubset_result_destroy(statgpu_bestsubset_result *result)
@@ -416,7 +461,7 @@ static statgpu_status sg_subset_validate(statgpu_context *context, const sg_subs
                                          sg_subset_device *device, double *sse, size_t *reached, uint64_t *nodes)
 {
     size_t n = data->n, folds = params->validation == STATGPU_SUBSET_KFOLD ? params->fold_count : 1;
-    size_t held_total = params->validation == STATGPU_SUBSET_KFOLD ? n : (size_t)llround(params->holdout_fraction * (double)n);
+    size_t held_total = params->validation == STATGPU_SUBSET_KFOLD ? n : sg_holdout_rows(params->holdout_fraction, n);
     size_t *order = malloc(n * sizeof *order), *train = malloc(n * sizeof *train), *held = malloc(n * sizeof *held);
     size_t width_max = data->n_vars + 1;
     double *work = malloc((width_max * width_max + 2 * width_max) * sizeof *work);
@@ -548,7 +593,7 @@ static statgpu_status sg_check_arguments(statgpu_context *context, const double 
         if (!(params->holdout_fraction > 0.0 && params->holdout_fraction < 1.0))
             return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
                            "holdout_fraction = %.17g lies outside (0, 1)", params->holdout_fraction);
-        if (llround(params->holdout_fraction * (double)n_obs) < 1)
+        if (sg_holdout_rows(params->holdout_fraction, n_obs) < 1)
             return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
                            "a holdout of %.17g of %zu rows holds out no row", params->holdout_fraction, n_obs);
         break;
@@ -809,7 +854,7 @@ statgpu_status statgpu_bestsubset(statgpu_context *context, const double *y, con
     result->criterion = chosen.criterion;
     result->fold_count = folds;
     result->holdout_count = chosen.validation == STATGPU_SUBSET_HOLDOUT
-                                ? (size_t)llround(chosen.holdout_fraction * n) : 0;
+                                ? sg_holdout_rows(chosen.holdout_fraction, n) : 0;
     for (size_t v = 0; v < n_vars; ++v) {
         int force = chosen.force ? chosen.force[v] : 0;
         result->dropped[v] = force != -1 && !design.kept[v];
