@@ -83,6 +83,7 @@ struct statgpu_cuda_kmeans_session {
     int rows_per_thread = 1;
     int centroids_shared = 0;   /* the centroids in shared memory */
     int screen = 0;             /* the tensor-core screen (assign_screen_kernel) */
+    int fixed_share = 12;       /* sixteenths of each warp's chunks taken in a fixed order (assign_screen_kernel) */
     int copies = 0;             /* shared accumulators per block; 0: the block's global slot */
     int copies_log2 = 0;        /* log2 of max(copies, 1) */
     size_t shared_bytes = 0;    /* the summing pass (by labels) */
@@ -142,7 +143,9 @@ constexpr size_t kPartialsMax = size_t{1} << 25;
 /* kTotalScreened: the rows the screen kernel screened (the others its bounds settled). */
 enum { kTotalChanged = 0, kTotalShift = 1, kTotalInertia = 2, kTotalEmpty = 3, kTotalScreened = 4, kTotalCount = 5 };
 /* The counters an assignment pass adds to (integers: any order, same count). */
-enum { kPassChanged = 0, kPassScreened = 1, kPassCount = 2 };
+/* kPassClaims: the chunks the screen kernel's warps have claimed past their
+ * fixed rounds (see assign_screen_kernel). */
+enum { kPassChanged = 0, kPassScreened = 1, kPassClaims = 2, kPassCount = 3 };
 
 struct AssignArgs {
     const double *d_data;
@@ -170,6 +173,7 @@ struct AssignArgs {
     const int *d_shift;           /* n_vars (moves) */
     int moves_shared;             /* the block gathers its moves in shared memory first */
     const int *d_hold;            /* the assignment pass does nothing where *d_hold (kmeans_lloyd), or null */
+    int fixed_share;              /* sixteenths of its chunks each warp of the screen kernel takes in a fixed order */
 };
 
 /* The warp adds its 32 rows (lane r: label, squared distance, valid) to
@@ -301,7 +305,7 @@ constexpr size_t kScreenQueueDoubles = 1024;
 __host__ __device__ inline size_t screen_doubles(int padded_vars, int k)
 {
     const size_t slots = static_cast<size_t>(k + 7) / 8 * 8;
-    return static_cast<size_t>(padded_vars) + slots * padded_vars + slots + 5 + kScreenQueueDoubles;
+    return static_cast<size_t>(padded_vars) + slots * padded_vars + slots + 6 + kScreenQueueDoubles;
 }
 
 __host__ __device__ inline SharedLayout shared_layout(int padded_vars, int n_vars, int k, int centroids_shared,
@@ -953,6 +957,7 @@ constexpr size_t kWarpQueueDoubles =
     kWarpQueue + (kWarpQueue * sizeof(int) + 7) / 8 + kChunkRows + kChunkRows + (kChunkRows * sizeof(unsigned short) + 7) / 8;
 
 static_assert(kKmeansWarps * kWarpQueueDoubles <= kScreenQueueDoubles, "the warps' queues fit");
+static_assert(kKmeansThreads <= kScreenQueueDoubles, "the mean's parts fit in the queues' room");
 
 __device__ __forceinline__ WarpQueue warp_queue(double *at)
 {
@@ -984,6 +989,17 @@ __device__ __forceinline__ void add_warp_moves(const AssignArgs &args, unsigned 
     for (int i = lane / PADDED; i < moves; i += kMovesAStep)
         move_value(sums, s_sizes, n_vars, v, shift, __ldg(column + queue.move_rows[i]), queue.move_from[i],
                    queue.move_to[i]);
+}
+
+/* The chunks of 32 rows each warp of the screen kernel takes in a fixed
+ * order (every (grid x warps)-th from its own) before it claims the rest
+ * one at a time: fixed_share sixteenths of its share, at least one. */
+__device__ __forceinline__ uint64_t fixed_rounds_of(const AssignArgs &args)
+{
+    const uint64_t chunks = (args.n_obs + 31) / 32;
+    const uint64_t warps = static_cast<uint64_t>(gridDim.x) * kKmeansWarps;
+    return args.fixed_share >= 16 ? chunks
+                                  : max(uint64_t{1}, chunks / warps * static_cast<uint64_t>(args.fixed_share) / 16);
 }
 
 /* The assignment pass with a screen on the FP64 tensor cores, for n_vars <=
@@ -1031,8 +1047,10 @@ __device__ __forceinline__ void add_warp_moves(const AssignArgs &args, unsigned 
  * centroid: the difference form has no nearer one and no tie.
  *
  * Each warp works alone (no block barriers in the loop), on chunks of 32
- * rows (chunk c: rows 32 c ...; the warps of the grid take every
- * (grid x 8)-th chunk):
+ * rows (chunk c: rows 32 c ...; each warp of the grid takes every
+ * (grid x 8)-th chunk from its own for three quarters of its share, then
+ * claims the chunks left one at a time, so that warps whose rows needed
+ * more screening do not hold up the pass: bench/NOTES.md, k-means v16):
  *   A: each lane takes its row (all its loads at once: label, bound,
  *      coordinates), its distance to its last centroid and the bound's
  *      test; the rows the bound does not settle join the warp's queue;
@@ -1065,18 +1083,72 @@ __global__ void __launch_bounds__(kKmeansThreads, MINB)
     double *s_fragments = s_mean + PADDED;                   /* ((tile kChunks + chunk) kSlots + slot) 32 + lane */
     double *s_offsets = s_fragments + tiles * 8 * PADDED;    /* -|c'_j|^2 / 2; -inf past k */
     double *s_reach = s_offsets + tiles * 8;                 /* max_j |c'_j| */
-    double *s_drift = s_reach + 1;  /* the largest move, the others' largest, its centroid, the moves' total */
+    double *s_drift = s_reach + 1;  /* the largest move, the others' largest, its centroid, the moves' total,
+                                       the first chunk claimed */
     const int lane = static_cast<int>(threadIdx.x & 31u), warp = static_cast<int>(threadIdx.x >> 5);
-    const WarpQueue queue = warp_queue(s_reach + 5 + static_cast<size_t>(warp) * kWarpQueueDoubles);
+    const WarpQueue queue = warp_queue(s_reach + 6 + static_cast<size_t>(warp) * kWarpQueueDoubles);
 
     constexpr int kStride = PADDED + kScreenPad;  /* centroid j at j kStride */
     load_padded_centroids<PADDED, kStride>(s_centroids, args);
     clear_sums(s_sums, s_sizes, args);
+    if (warp == kKmeansWarps - 1) {
+        /* The moves' largest, its centroid (the lowest index of a tie) and
+         * the largest of the others (the largest again on a tie): each lane
+         * every 32nd centroid, then merged across the warp, whose loads are
+         * all in flight at once (one thread's loop waited for each). */
+        double first = 0.0, other = 0.0;
+        int first_at = -1;
+        if (args.bounds_valid)
+            for (int j = lane; j < k; j += 32) {
+                const double move = args.d_drift[j];
+                if (move > first) {
+                    other = first;
+                    first = move;
+                    first_at = j;
+                } else if (move > other) {
+                    other = move;
+                }
+            }
+        for (int offset = 16; offset > 0; offset >>= 1) {
+            const double their_first = __shfl_xor_sync(0xffffffffu, first, offset);
+            const double their_other = __shfl_xor_sync(0xffffffffu, other, offset);
+            const int their_at = __shfl_xor_sync(0xffffffffu, first_at, offset);
+            if (first > their_first || (first == their_first && first_at < their_at)) {
+                other = fmax(other, their_first);
+            } else {
+                other = fmax(their_other, first);
+                first = their_first;
+                first_at = their_at;
+            }
+        }
+        if (lane == 0) {
+            s_drift[0] = first;
+            s_drift[1] = other;
+            s_drift[2] = first_at;
+            s_drift[3] = args.d_bounds != nullptr ? args.d_drift[k] : 0.0;
+            /* The first chunk claimed: past every warp's fixed rounds. */
+            *reinterpret_cast<uint64_t *>(s_drift + 4) =
+                fixed_rounds_of(args) * static_cast<uint64_t>(gridDim.x) * kKmeansWarps;
+        }
+    }
+    __syncthreads();
+    /* The centroids' mean: thread (part, v) adds every kParts-th centroid's
+     * variable v from centroid `part` on, then the parts are added in order
+     * (in the queues' room, unused until the loop). */
+    constexpr int kParts = kKmeansThreads / PADDED;
+    double *s_parts = s_reach + 6;
+    {
+        const int v = static_cast<int>(threadIdx.x) % PADDED, part = static_cast<int>(threadIdx.x) / PADDED;
+        double sum = 0.0;
+        for (int j = part; j < k; j += kParts)
+            sum += s_centroids[static_cast<size_t>(j) * kStride + v];
+        s_parts[threadIdx.x] = sum;
+    }
     __syncthreads();
     if (threadIdx.x < PADDED) {
         double sum = 0.0;
-        for (int j = 0; j < k; ++j)
-            sum += s_centroids[static_cast<size_t>(j) * kStride + threadIdx.x];
+        for (int part = 0; part < kParts; ++part)
+            sum += s_parts[part * PADDED + threadIdx.x];
         s_mean[threadIdx.x] = sum / k;
     }
     __syncthreads();
@@ -1095,28 +1167,15 @@ __global__ void __launch_bounds__(kKmeansThreads, MINB)
         s_offsets[j] = j < k ? -0.5 * norm : -INFINITY;
     }
     __syncthreads();
-    if (threadIdx.x == 0) {
+    if (warp == 0) {
+        /* The centroids' reach: the largest |c'_j| (a maximum: any order). */
         double largest = 0.0;
-        for (int j = 0; j < k; ++j)
+        for (int j = lane; j < k; j += 32)
             largest = fmax(largest, -2.0 * s_offsets[j]);
-        s_reach[0] = sqrt(largest);
-        double first = 0.0, other = 0.0;
-        int first_at = -1;
-        if (args.bounds_valid)
-            for (int j = 0; j < k; ++j) {
-                const double move = args.d_drift[j];
-                if (move > first) {
-                    other = first;
-                    first = move;
-                    first_at = j;
-                } else if (move > other) {
-                    other = move;
-                }
-            }
-        s_drift[0] = first;
-        s_drift[1] = other;
-        s_drift[2] = first_at;
-        s_drift[3] = args.d_bounds != nullptr ? args.d_drift[k] : 0.0;
+        for (int offset = 16; offset > 0; offset >>= 1)
+            largest = fmax(largest, __shfl_xor_sync(0xffffffffu, largest, offset));
+        if (lane == 0)
+            s_reach[0] = sqrt(largest);
     }
     __syncthreads();
 
@@ -1202,9 +1261,22 @@ __global__ void __launch_bounds__(kKmeansThreads, MINB)
         __syncwarp();
     };
 
+    /* The chunks: each warp takes every warps-th chunk from its own for
+     * its fixed rounds, then claims the rest one at a time (the claim for
+     * the next chunk issued before the current one is worked), so that the
+     * warps whose rows needed more screening do not hold up the pass. The
+     * claims count from 0 each pass (centroids_kernel clears them), fewer
+     * than 2^32 (n_obs is far below 2^37 on any GPU's memory). */
     const uint64_t chunks = (args.n_obs + 31) / 32;
     const uint64_t warps = static_cast<uint64_t>(gridDim.x) * kKmeansWarps;
-    for (uint64_t chunk = static_cast<uint64_t>(blockIdx.x) * kKmeansWarps + warp; chunk < chunks; chunk += warps) {
+    unsigned *claims = reinterpret_cast<unsigned *>(args.d_pass + kPassClaims);
+    unsigned fixed_left = static_cast<unsigned>(min(fixed_rounds_of(args), uint64_t{UINT_MAX}));
+    const volatile uint64_t *s_claimed_from = reinterpret_cast<const volatile uint64_t *>(s_drift + 4);
+    unsigned claim = 0;
+    for (uint64_t chunk = static_cast<uint64_t>(blockIdx.x) * kKmeansWarps + warp; chunk < chunks;) {
+        const bool claim_next = fixed_left <= 1u;
+        if (claim_next && lane == 0)
+            claim = atomicAdd(claims, 1u);
         /* A: the lane's row: its loads at once, the bound's test, the queue. */
         const uint64_t row = chunk * 32 + static_cast<uint64_t>(lane);
         const bool valid = row < args.n_obs;
@@ -1234,6 +1306,8 @@ __global__ void __launch_bounds__(kKmeansThreads, MINB)
         __syncwarp();
         while (queued >= kChunkRows)
             screen_unit(kChunkRows);
+        fixed_left -= fixed_left > 1u ? 1u : 0u;  /* from 1 on, every chunk is claimed */
+        chunk = claim_next ? *s_claimed_from + __shfl_sync(0xffffffffu, claim, 0) : chunk + warps;
     }
     if (queued > 0)
         screen_unit(queued);
@@ -1515,6 +1589,7 @@ __global__ void __launch_bounds__(kReduceThreads)
             *d_hold = d_pass[kPassChanged] == 0ull || s_empty > 0 ? 1 : 0;
         d_pass[kPassChanged] = 0ull;
         d_pass[kPassScreened] = 0ull;
+        d_pass[kPassClaims] = 0ull;
         if (d_drift != nullptr)  /* s_largest_move: add_block_totals' barriers */
             d_drift[k] = __dadd_ru(d_drift[k], __longlong_as_double(static_cast<long long>(s_largest_move)));
     }
@@ -1728,6 +1803,7 @@ AssignArgs pass_args(const statgpu_cuda_kmeans_session *session, bool moves)
     args.d_shift = session->d_shift;
     args.moves_shared = session->moves_shared;
     args.d_hold = moves ? session->d_hold : nullptr;
+    args.fixed_share = session->fixed_share;
     return args;
 }
 
@@ -1968,6 +2044,11 @@ statgpu_cuda_status kmeans_begin(statgpu_cuda_state *state, const double *data, 
                 fp64_mma, screen_mode);
     /* STATGPU_CUDA_KMEANS_BOUNDS=0: the screen without the bounds, every
      * row screened every iteration, to compare (same results either way). */
+    /* STATGPU_CUDA_KMEANS_FIXED=0 ... 16: the sixteenths of each warp's
+     * chunks the screen kernel takes in a fixed order before it claims
+     * the rest (16: all; the results are the same whatever the share). */
+    if (const char *share = std::getenv("STATGPU_CUDA_KMEANS_FIXED"); share != nullptr && share[0] != '\0')
+        session->fixed_share = std::max(0, std::min(16, std::atoi(share)));
     const char *bounds_mode = std::getenv("STATGPU_CUDA_KMEANS_BOUNDS");
     session->use_bounds = session->screen && !(bounds_mode != nullptr && std::strcmp(bounds_mode, "0") == 0);
 

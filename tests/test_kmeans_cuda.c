@@ -347,7 +347,9 @@ static void test_two_runs_same_bits(void **state)
 }
 
 /* The tensor-core screen (STATGPU_CUDA_KMEANS_SCREEN=1, where it can run),
- * with its bounds and without them (STATGPU_CUDA_KMEANS_BOUNDS=0), against
+ * with its bounds and without them (STATGPU_CUDA_KMEANS_BOUNDS=0), its
+ * warps claiming chunks (the default) and taking every chunk in the fixed
+ * order (STATGPU_CUDA_KMEANS_FIXED=16), against
  * the difference form alone (=0): the same labels, centroids, sums,
  * inertia and iterations, bit for bit, for every padded width, k below and
  * above the default's threshold, data far from the origin, and exact ties
@@ -390,6 +392,9 @@ static void test_screen_matches_difference_form(void **state)
         statgpu_kmeans_result *plain = fit(g_cuda, STATGPU_BACKEND_CUDA, data, n, d, k, &params);
         setenv("STATGPU_CUDA_KMEANS_SCREEN", "1", 1);
         statgpu_kmeans_result *screened = fit(g_cuda, STATGPU_BACKEND_CUDA, data, n, d, k, &params);
+        setenv("STATGPU_CUDA_KMEANS_FIXED", "16", 1);
+        statgpu_kmeans_result *fixed = fit(g_cuda, STATGPU_BACKEND_CUDA, data, n, d, k, &params);
+        unsetenv("STATGPU_CUDA_KMEANS_FIXED");
         setenv("STATGPU_CUDA_KMEANS_BOUNDS", "0", 1);
         statgpu_kmeans_result *unbounded = fit(g_cuda, STATGPU_BACKEND_CUDA, data, n, d, k, &params);
         unsetenv("STATGPU_CUDA_KMEANS_BOUNDS");
@@ -398,10 +403,13 @@ static void test_screen_matches_difference_form(void **state)
         assert_consistent(screened, data, what);
         assert_same_bits(plain, screened);
         assert_same_bits(plain, unbounded);
+        assert_same_bits(plain, fixed);
         assert_int_equal(plain->reseed_count, screened->reseed_count);
         assert_int_equal(plain->reseed_count, unbounded->reseed_count);
+        assert_int_equal(plain->reseed_count, fixed->reseed_count);
         statgpu_kmeans_result_destroy(plain);
         statgpu_kmeans_result_destroy(screened);
+        statgpu_kmeans_result_destroy(fixed);
         statgpu_kmeans_result_destroy(unbounded);
         free(initial);
         free(data);
