@@ -1282,8 +1282,11 @@ __global__ void __launch_bounds__(kKmeansThreads, MINB)
         const bool valid = row < args.n_obs;
         const int previous = valid ? args.d_labels[row] : -1;
         const float bound_in = bounds && valid ? args.d_bounds[row] : 0.0f;
+        /* Loaded without bounds too (the first pass screens every row): the
+         * screen then finds the rows in L1, fetched with the chunk's other
+         * loads. */
         double x[PADDED];
-        load_columns<PADDED>(x, args, row, bounds && valid, 0, 1);
+        load_columns<PADDED>(x, args, row, valid, 0, 1);
         bool queue_row = valid;
         if (bounds && valid && previous >= 0 && previous < k) {
             const double distance = exact_distance<PADDED>(x, s_centroids + static_cast<size_t>(previous) * kStride);
