@@ -1271,6 +1271,8 @@ __global__ void __launch_bounds__(kKmeansThreads, MINB)
     const uint64_t warps = static_cast<uint64_t>(gridDim.x) * kKmeansWarps;
     unsigned *claims = reinterpret_cast<unsigned *>(args.d_pass + kPassClaims);
     unsigned fixed_left = static_cast<unsigned>(min(fixed_rounds_of(args), uint64_t{UINT_MAX}));
+    /* The first chunk claimed, read from shared memory when needed (the
+     * loop's registers are full, as for s_total). */
     const volatile uint64_t *s_claimed_from = reinterpret_cast<const volatile uint64_t *>(s_drift + 4);
     unsigned claim = 0;
     for (uint64_t chunk = static_cast<uint64_t>(blockIdx.x) * kKmeansWarps + warp; chunk < chunks;) {
@@ -2045,13 +2047,13 @@ statgpu_cuda_status kmeans_begin(statgpu_cuda_state *state, const double *data, 
         screen_mode = std::strcmp(mode, "0") == 0 ? 0 : 1;
     plan_kmeans(session, std::min<size_t>(kSharedBudget, optin > 0 ? static_cast<size_t>(optin) : 48 * 1024),
                 fp64_mma, screen_mode);
-    /* STATGPU_CUDA_KMEANS_BOUNDS=0: the screen without the bounds, every
-     * row screened every iteration, to compare (same results either way). */
     /* STATGPU_CUDA_KMEANS_FIXED=0 ... 16: the sixteenths of each warp's
      * chunks the screen kernel takes in a fixed order before it claims
      * the rest (16: all; the results are the same whatever the share). */
     if (const char *share = std::getenv("STATGPU_CUDA_KMEANS_FIXED"); share != nullptr && share[0] != '\0')
         session->fixed_share = std::max(0, std::min(16, std::atoi(share)));
+    /* STATGPU_CUDA_KMEANS_BOUNDS=0: the screen without the bounds, every
+     * row screened every iteration, to compare (same results either way). */
     const char *bounds_mode = std::getenv("STATGPU_CUDA_KMEANS_BOUNDS");
     session->use_bounds = session->screen && !(bounds_mode != nullptr && std::strcmp(bounds_mode, "0") == 0);
 
