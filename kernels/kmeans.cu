@@ -2,7 +2,8 @@
  * kmeans.cu: the module's k-means entries: Lloyd's iterations on the device,
  * with the CPU path's rules (engine/src/kmeans_cpu.c, sg_cpu_kmeans_lloyd).
  *
- * One iteration (an assignment pass) is two launches and a 40-byte read-back:
+ * One iteration (an assignment pass) is two launches and 40 bytes written
+ * into page-locked host memory:
  *   assignment kernel  each row's nearest centroid (the lower index on a
  *                      tie); the rows that changed cluster are taken from
  *                      the exact sums of the cluster they left and added to
@@ -14,12 +15,19 @@
  *                      bounds) and the totals the host reads to decide
  *                      whether to stop.
  * The host queues each pass before it reads the last one's totals (see
- * kmeans_lloyd), so the GPU does not wait for the host between passes.
+ * kmeans_lloyd), so the GPU does not wait for the host between passes; it
+ * reads them when their sequence number has arrived (wait_pass), so that
+ * nothing but the two kernels is queued a pass, and on sm_90 each kernel is
+ * launched before the one ahead of it ends (programmatic dependent launch:
+ * wait_for_previous_grid).
  * After the last assignment a summing pass (by the labels) gives the within
  * sums of squares and the inertia: a register or generic kernel adds each
- * row's squared distance to its centroid by reduce-by-key (accumulate_groups:
- * the rows of one label form a group whose lowest lane adds them in lane
- * order, then one read-modify-write into the warp's shared accumulator), and
+ * row's squared distance to its centroid (where the iteration limit ended
+ * the run, the distances the register and screen kernels wrote in the last
+ * assignment, the same bits, instead of the rows) by reduce-by-key
+ * (accumulate_groups: the rows of one label form a group whose lowest lane
+ * adds them in lane order, then one read-modify-write into the warp's
+ * shared accumulator), and
  * reduce_kernel adds the blocks' partials in block order. That pass has a
  * fixed grid, a function of (n_obs, n_vars, k) only, and a shared-memory plan
  * for a fixed 96 KiB budget: the same bits on every GPU.
@@ -61,6 +69,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cfloat>
 #include <climits>
 #include <cmath>
@@ -105,7 +114,7 @@ struct statgpu_cuda_kmeans_session {
     double *d_counts = nullptr;     /* k, exact integers */
     double *d_wss = nullptr;        /* k */
     double *d_totals = nullptr;     /* kTotalCount */
-    double *d_distances = nullptr;  /* n_obs, allocated when a cluster empties */
+    double *d_distances = nullptr;  /* n_obs: the rows' distances (the summing pass; re-seeding), where there is room */
     float *d_bounds = nullptr;      /* n_obs, with the screen: the rows' lower bounds */
     double *d_drift = nullptr;      /* k + 1, with the screen: the centroids' last moves, then their running total */
     bool use_bounds = false;        /* the screen keeps bounds (STATGPU_CUDA_KMEANS_BOUNDS=0: not) */
@@ -121,7 +130,15 @@ struct statgpu_cuda_kmeans_session {
     double *h_totals = nullptr;     /* page-locked: d_totals as last read, then two passes' slots */
     /* The passes queued ahead (see kmeans_lloyd): */
     int *d_hold = nullptr;          /* 1: the queued pass does nothing (the last one settled or emptied a cluster) */
-    double *h_slots = nullptr;      /* h_totals + kTotalCount: two passes' totals */
+    double *h_slots = nullptr;      /* h_totals + kTotalCount: two passes' totals and sequence numbers (kSlot) */
+    double *dh_slots = nullptr;     /* h_slots as the GPU writes it (mapped), or null: copied from d_totals */
+    double slot_sequence[2] = {};   /* the sequence number of the pass queued into each slot (dh_slots) */
+    double sequence = 0.0;          /* the passes queued in the session */
+    bool early_launch = false;      /* the kernels of consecutive passes launched early (programmatic dependent
+                                       launch, sm_90 code) */
+    bool after_pass = false;        /* the last work queued is a pass's centroids_kernel */
+    bool last_distances = false;    /* the last assignment writes d_distances for the summing pass */
+    bool distances_written = false; /* the last pass queued writes d_distances (the last assignment) */
     cudaEvent_t slot_read[2] = {};  /* each slot's totals on the host */
 };
 
@@ -142,10 +159,33 @@ constexpr size_t kPartialsMax = size_t{1} << 25;
 /* The totals the host reads each iteration. */
 /* kTotalScreened: the rows the screen kernel screened (the others its bounds settled). */
 enum { kTotalChanged = 0, kTotalShift = 1, kTotalInertia = 2, kTotalEmpty = 3, kTotalScreened = 4, kTotalCount = 5 };
+/* A pass's slot in the page-locked h_slots: its totals, then its sequence
+ * number, written last. */
+constexpr int kSlot = kTotalCount + 1;
 /* The counters an assignment pass adds to (integers: any order, same count). */
 /* kPassClaims: the chunks the screen kernel's warps have claimed past their
  * fixed rounds (see assign_screen_kernel). */
 enum { kPassChanged = 0, kPassScreened = 1, kPassClaims = 2, kPassCount = 3 };
+
+/* Programmatic dependent launch (sm_90): a pass's kernels are launched
+ * before the kernel ahead of them has finished, so that their blocks are
+ * resident when it ends; each waits for that kernel's results before it
+ * reads anything (wait_for_previous_grid), and lets the next one launch as
+ * it starts (allow_next_grid). Both are no-ops for a kernel launched
+ * without it, and in code for older GPUs. */
+__device__ __forceinline__ void wait_for_previous_grid()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void allow_next_grid()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
 
 struct AssignArgs {
     const double *d_data;
@@ -174,6 +214,9 @@ struct AssignArgs {
     int moves_shared;             /* the block gathers its moves in shared memory first */
     const int *d_hold;            /* the assignment pass does nothing where *d_hold (kmeans_lloyd), or null */
     int fixed_share;              /* sixteenths of its chunks each warp of the screen kernel takes in a fixed order */
+    double *d_distances;          /* n_obs or null: the register and screen kernels' assignment writes each row's
+                                     squared distance to its new centroid there (the last assignment), and the
+                                     summing pass reads them instead of the rows (see sum_registers_kernel) */
 };
 
 /* The warp adds its 32 rows (lane r: label, squared distance, valid) to
@@ -386,14 +429,66 @@ __device__ __forceinline__ double fixed_to_double(unsigned long long low, unsign
     return negative ? -magnitude : magnitude;
 }
 
-/* Adds X to the 128-bit integer at sum[0] (low), sum[1] (high), with two
- * atomic adds: the low word's old value gives this add's carry, so the high
- * word gets every carry exactly, whatever the order of the adds (the sum is
- * modulo 2^128; the final one is in range). */
-__device__ __forceinline__ void add_fixed(unsigned long long *sum, unsigned long long low, unsigned long long high)
+/* Adds X to the 128-bit integer whose low and high words are at `low_word`
+ * and low_word[high_at], with two atomic adds: the low word's old value
+ * gives this add's carry, so the high word gets every carry exactly,
+ * whatever the order of the adds (the sum is modulo 2^128; the final one is
+ * in range). */
+__device__ __forceinline__ void add_fixed(unsigned long long *low_word, int high_at, unsigned long long low,
+                                          unsigned long long high)
 {
-    const unsigned long long old = atomicAdd(sum, low);
-    atomicAdd(sum + 1, high + (old + low < old ? 1ull : 0ull));
+    const unsigned long long old = atomicAdd(low_word, low);
+    atomicAdd(low_word + high_at, high + (old + low < old ? 1ull : 0ull));
+}
+
+/* Where exact sums lie: entry e = j n_vars + v (cluster j, variable v).
+ * The device's d_sums interleave each entry's low and high words (low at
+ * 2 e, high after it); a block's shared sums take the entries sixteen at a
+ * time, their sixteen low words and then their sixteen high ones
+ * (block_sum_at), so that the lanes of a move, one a variable, add to
+ * consecutive words: 64-bit atomics of 16 lanes in one 128-byte wavefront
+ * instead of two (bench/NOTES.md, k-means v17). A fixed distance from low
+ * to high word keeps the screen kernel's registers as they were. */
+constexpr int kSumGroup = 16;
+
+__host__ __device__ inline size_t block_sums_words(size_t entries)
+{
+    return (entries + kSumGroup - 1) / kSumGroup * (2 * kSumGroup);
+}
+
+__device__ __forceinline__ size_t block_sum_at(size_t e)
+{
+    return e / kSumGroup * (2 * kSumGroup) + e % kSumGroup;
+}
+
+struct ExactSums {
+    unsigned long long *words;
+    bool blocked;  /* a block's shared layout (block_sum_at), else the device's */
+};
+
+/* Cluster j's variable v (a block's entries, fewer than 2^32, in 32 bits). */
+__device__ __forceinline__ unsigned long long *low_word_of(const ExactSums &sums, int j, int n_vars, int v)
+{
+    if (sums.blocked) {
+        const unsigned e = static_cast<unsigned>(j * n_vars + v);
+        return sums.words + (e / kSumGroup * (2 * kSumGroup) + e % kSumGroup);
+    }
+    return sums.words + 2 * (static_cast<size_t>(j) * n_vars + v);
+}
+
+__device__ __forceinline__ int high_at_of(const ExactSums &sums)
+{
+    return sums.blocked ? kSumGroup : 1;
+}
+
+__device__ __forceinline__ ExactSums device_sums(unsigned long long *d_sums)
+{
+    return ExactSums{d_sums, false};
+}
+
+__device__ __forceinline__ ExactSums block_sums(unsigned long long *s_sums)
+{
+    return ExactSums{s_sums, true};
 }
 
 /* Variable v's value x of a row that moved from cluster `from` (-1: none
@@ -401,17 +496,17 @@ __device__ __forceinline__ void add_fixed(unsigned long long *sum, unsigned long
  * for variable 0, the sizes: a block's shared ints or the global
  * two's-complement counts). */
 template <typename Size>
-__device__ __forceinline__ void move_value(unsigned long long *sums, Size *sizes, int n_vars, int v, int shift,
-                                           double x, int from, int to)
+__device__ __forceinline__ void move_value(const ExactSums &sums, Size *sizes, int n_vars, int v, int shift, double x,
+                                           int from, int to)
 {
     unsigned long long low, high;
     to_fixed(x, shift, low, high);
-    add_fixed(sums + 2 * (static_cast<size_t>(to) * n_vars + v), low, high);
+    add_fixed(low_word_of(sums, to, n_vars, v), high_at_of(sums), low, high);
     if (v == 0)
         atomicAdd(sizes + to, static_cast<Size>(1));
     if (from >= 0) {
         negate_fixed(low, high);
-        add_fixed(sums + 2 * (static_cast<size_t>(from) * n_vars + v), low, high);
+        add_fixed(low_word_of(sums, from, n_vars, v), high_at_of(sums), low, high);
         if (v == 0)
             atomicAdd(sizes + from, static_cast<Size>(-1));
     }
@@ -462,7 +557,7 @@ __host__ __device__ inline MoveLayout move_layout(int padded_vars, int n_vars, i
         at += screen_doubles(padded_vars, k);
     layout.sums = at;
     if (sums_shared)
-        at += 2 * static_cast<size_t>(k) * n_vars;
+        at += block_sums_words(static_cast<size_t>(k) * n_vars);
     layout.sizes = at;
     at += (static_cast<size_t>(k) + 1) / 2;
     layout.queue = at;
@@ -476,7 +571,7 @@ __host__ __device__ inline MoveLayout move_layout(int padded_vars, int n_vars, i
 __device__ __forceinline__ void clear_sums(unsigned long long *s_sums, int *s_sizes, const AssignArgs &args)
 {
     if (args.moves_shared)
-        for (size_t e = threadIdx.x; e < 2 * static_cast<size_t>(args.k) * args.n_vars; e += blockDim.x)
+        for (size_t e = threadIdx.x; e < block_sums_words(static_cast<size_t>(args.k) * args.n_vars); e += blockDim.x)
             s_sums[e] = 0ull;
     for (int j = threadIdx.x; j < args.k; j += blockDim.x)
         s_sizes[j] = 0;
@@ -506,7 +601,7 @@ __device__ __forceinline__ void queue_move(const MoveQueue &queue, int parity, b
  * shared (the block's changes) or global memory. Called by the
  * whole block, after a barrier that follows the queue's writes. */
 template <int PADDED>
-__device__ __forceinline__ void add_moves(const AssignArgs &args, unsigned long long *sums, int *s_sizes,
+__device__ __forceinline__ void add_moves(const AssignArgs &args, const ExactSums &sums, int *s_sizes,
                                           const MoveQueue &queue, int moves, uint64_t tile_first)
 {
     constexpr int kRowsAStep = 32 / PADDED;
@@ -529,11 +624,13 @@ __device__ __forceinline__ void add_moves(const AssignArgs &args, unsigned long 
 __device__ __forceinline__ void flush_sums(const AssignArgs &args, const unsigned long long *s_sums,
                                            const int *s_sizes)
 {
+    const size_t kd = static_cast<size_t>(args.k) * args.n_vars;
     if (args.moves_shared)
-        for (size_t e = threadIdx.x; e < static_cast<size_t>(args.k) * args.n_vars; e += blockDim.x) {
-            const unsigned long long low = s_sums[2 * e], high = s_sums[2 * e + 1];
+        for (size_t e = threadIdx.x; e < kd; e += blockDim.x) {
+            const unsigned long long *at = s_sums + block_sum_at(e);
+            const unsigned long long low = at[0], high = at[kSumGroup];
             if ((low | high) != 0ull)
-                add_fixed(args.d_sums + 2 * e, low, high);
+                add_fixed(args.d_sums + 2 * e, 1, low, high);
         }
     for (int j = threadIdx.x; j < args.k; j += blockDim.x)
         if (s_sizes[j] != 0)
@@ -642,7 +739,10 @@ __device__ __forceinline__ double exact_distance(const double (&x)[PADDED], cons
  * squares, sizes and the inertia by reduce-by-key into the block's partials
  * (the centroids come from the exact sums: no coordinate sums here); each
  * thread keeps ROWS rows' coordinates in registers, tile t holds rows
- * t * 256 ROWS + s * 256 + thread. */
+ * t * 256 ROWS + s * 256 + thread. Where the last assignment wrote the
+ * distances (args.d_distances, the same arithmetic: exact_distance), they
+ * are read instead of the rows: 12 bytes a row instead of 8 n_vars + 4, the
+ * same order of addition, the same bits. */
 template <int PADDED, int ROWS>
 __global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
     sum_registers_kernel(const __grid_constant__ AssignArgs args)
@@ -660,21 +760,55 @@ __global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
     __syncthreads();
 
     double inertia = 0.0;  /* the lane's rows' */
-    for (uint64_t tile = blockIdx.x; tile < args.tile_count; tile += gridDim.x) {
-        const uint64_t first = tile * (static_cast<uint64_t>(kKmeansThreads) * ROWS) + threadIdx.x;
+    const auto row_of = [&](uint64_t tile, int s) {
+        return tile * (static_cast<uint64_t>(kKmeansThreads) * ROWS) + static_cast<uint64_t>(s) * kKmeansThreads +
+               threadIdx.x;
+    };
+    if (args.d_distances != nullptr) {
+        /* The next tile's labels and distances loaded while this one's are
+         * added (the loads' latency, not the bytes, bounded this loop). */
+        int label[ROWS];
+        double distance[ROWS];
+        const auto load = [&](uint64_t tile, int (&labels)[ROWS], double (&distances)[ROWS]) {
 #pragma unroll
-        for (int s = 0; s < ROWS; ++s) {
-            const uint64_t row = first + static_cast<uint64_t>(s) * kKmeansThreads;
-            const bool valid = row < args.n_obs;
-            double x[PADDED];
-            load_columns<PADDED>(x, args, row, valid, 0, 1);
-            const int label = valid ? args.d_labels[row] : 0;
-            const double distance = valid ? exact_distance<PADDED>(x, s_centroids + static_cast<size_t>(label) * PADDED)
-                                          : 0.0;
-            if (valid)
-                inertia += distance;
-            /* The warp adds the rows of slot s by label. */
-            accumulate_groups(s_acc, d_slot, args, distance, label, valid);
+            for (int s = 0; s < ROWS; ++s) {
+                const uint64_t row = row_of(tile, s);
+                const bool valid = tile < args.tile_count && row < args.n_obs;
+                labels[s] = valid ? args.d_labels[row] : 0;
+                distances[s] = valid ? args.d_distances[row] : 0.0;
+            }
+        };
+        load(blockIdx.x, label, distance);
+        for (uint64_t tile = blockIdx.x; tile < args.tile_count; tile += gridDim.x) {
+            int next_label[ROWS];
+            double next_distance[ROWS];
+            load(tile + gridDim.x, next_label, next_distance);
+#pragma unroll
+            for (int s = 0; s < ROWS; ++s) {
+                const bool valid = row_of(tile, s) < args.n_obs;
+                if (valid)
+                    inertia += distance[s];
+                accumulate_groups(s_acc, d_slot, args, distance[s], label[s], valid);
+                label[s] = next_label[s];
+                distance[s] = next_distance[s];
+            }
+        }
+    } else {
+        for (uint64_t tile = blockIdx.x; tile < args.tile_count; tile += gridDim.x) {
+#pragma unroll
+            for (int s = 0; s < ROWS; ++s) {
+                const uint64_t row = row_of(tile, s);
+                const bool valid = row < args.n_obs;
+                const int label = valid ? args.d_labels[row] : 0;
+                double x[PADDED];
+                load_columns<PADDED>(x, args, row, valid, 0, 1);
+                const double distance =
+                    valid ? exact_distance<PADDED>(x, s_centroids + static_cast<size_t>(label) * PADDED) : 0.0;
+                if (valid)
+                    inertia += distance;
+                /* The warp adds the rows of slot s by label. */
+                accumulate_groups(s_acc, d_slot, args, distance, label, valid);
+            }
         }
     }
     /* The lanes' inertias added in a fixed butterfly: the same in every lane. */
@@ -692,6 +826,8 @@ template <int PADDED, int ROWS>
 __global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
     move_registers_kernel(const __grid_constant__ AssignArgs args)
 {
+    wait_for_previous_grid();
+    allow_next_grid();
     if (args.d_hold != nullptr && *args.d_hold != 0)
         return;
     extern __shared__ double2 s_shared2[];  /* 16-byte aligned */
@@ -763,6 +899,8 @@ __global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
             const bool moved = valid[s] && previous[s] != label[s];
             if (moved)
                 args.d_labels[row[s]] = label[s];
+            if (args.d_distances != nullptr && valid[s])  /* the nearest's: exact_distance's bits */
+                args.d_distances[row[s]] = best[s];
             queue_move(queue, parity, moved, s * kKmeansThreads + static_cast<int>(threadIdx.x), previous[s],
                        label[s]);
         }
@@ -771,9 +909,9 @@ __global__ void __launch_bounds__(kKmeansThreads, PADDED <= 16 ? 2 : 1)
             queue.count[parity ^ 1] = 0;  /* the next tile's; this one's was read by then */
         const int moves = queue.count[parity];
         if (args.moves_shared)
-            add_moves<PADDED>(args, s_sums, s_sizes, queue, moves, tile_first);
+            add_moves<PADDED>(args, block_sums(s_sums), s_sizes, queue, moves, tile_first);
         else
-            add_moves<PADDED>(args, args.d_sums, s_sizes, queue, moves, tile_first);
+            add_moves<PADDED>(args, device_sums(args.d_sums), s_sizes, queue, moves, tile_first);
         __syncthreads();
     }
     flush_sums(args, s_sums, s_sizes);
@@ -976,7 +1114,7 @@ __device__ __forceinline__ WarpQueue warp_queue(double *at)
  * cluster left and adds it to the cluster joined; sums in shared or global
  * memory. Called by the whole warp. */
 template <int PADDED>
-__device__ __forceinline__ void add_warp_moves(const AssignArgs &args, unsigned long long *sums, int *s_sizes,
+__device__ __forceinline__ void add_warp_moves(const AssignArgs &args, const ExactSums &sums, int *s_sizes,
                                                const WarpQueue &queue, int moves)
 {
     constexpr int kMovesAStep = 32 / PADDED;
@@ -1062,10 +1200,12 @@ __device__ __forceinline__ uint64_t fixed_rounds_of(const AssignArgs &args)
  * Results depend on no order: each row's label and bound are its own, and
  * the sums are exact. Measured on the H100 machine: bench/NOTES.md, k-means
  * v6 to v10. */
-template <int PADDED, int MINB>
+template <int PADDED, int MINB, bool LAST>
 __global__ void __launch_bounds__(kKmeansThreads, MINB)
     assign_screen_kernel(const __grid_constant__ AssignArgs args)
 {
+    wait_for_previous_grid();
+    allow_next_grid();
     if (args.d_hold != nullptr && *args.d_hold != 0)
         return;
     constexpr int kK = PADDED < 16 ? PADDED : 16;
@@ -1223,8 +1363,19 @@ __global__ void __launch_bounds__(kKmeansThreads, MINB)
                 if (args.d_bounds != nullptr)
                     args.d_bounds[row] =
                         stored_anchor(__dsqrt_rd(fmin(runner_up, DBL_MAX) * kPassFactor), *s_total, args);
+                if (LAST)
+                    args.d_distances[row] = best;
             } else {
                 label = static_cast<int>(result);
+                /* The last assignment: step A wrote the distance to the last
+                 * centroid, where there was one; a row that moved takes its
+                 * new one's. */
+                if (LAST && !(bounds && label == previous)) {
+                    double x[PADDED];
+                    load_columns<PADDED>(x, args, row, true, 0, 1);
+                    args.d_distances[row] =
+                        exact_distance<PADDED>(x, s_centroids + static_cast<size_t>(label) * kStride);
+                }
             }
             moved = label != previous;
             if (moved)
@@ -1248,9 +1399,9 @@ __global__ void __launch_bounds__(kKmeansThreads, MINB)
         __syncwarp();
         const int moves = __popc(movers);
         if (args.moves_shared)
-            add_warp_moves<PADDED>(args, s_sums, s_sizes, queue, moves);
+            add_warp_moves<PADDED>(args, block_sums(s_sums), s_sizes, queue, moves);
         else
-            add_warp_moves<PADDED>(args, args.d_sums, s_sizes, queue, moves);
+            add_warp_moves<PADDED>(args, device_sums(args.d_sums), s_sizes, queue, moves);
         if (lane < rest) {
             queue.rows[lane] = rest_row;
             queue.previous[lane] = rest_previous;
@@ -1295,6 +1446,8 @@ __global__ void __launch_bounds__(kKmeansThreads, MINB)
             const bool largest_mover = previous == drift_at;
             const double lower = __dsub_rd(__dmul_rd(static_cast<double>(bound_in), args.bound_unscale),
                                            largest_mover ? total_mover : total);
+            if (LAST)  /* the last assignment: kept where the row stays */
+                args.d_distances[row] = distance;
             if (lower > 0.0 && distance < lower * lower * kPassFactor) {
                 queue_row = false;
                 if (largest_mover)  /* the others' bounds still hold as stored */
@@ -1334,6 +1487,8 @@ __global__ void __launch_bounds__(kKmeansThreads, MINB)
  * block's partials, with its squared distance. */
 __global__ void __launch_bounds__(kKmeansThreads) assign_generic_kernel(const __grid_constant__ AssignArgs args)
 {
+    wait_for_previous_grid();
+    allow_next_grid();
     if (args.d_hold != nullptr && *args.d_hold != 0)
         return;
     extern __shared__ double2 s_shared2[];
@@ -1393,7 +1548,7 @@ __global__ void __launch_bounds__(kKmeansThreads) assign_generic_kernel(const __
             args.d_labels[row] = label;
             ++changed;
             for (int v = 0; v < n_vars; ++v)
-                move_value(args.d_sums, args.d_sizes, n_vars, v, args.d_shift[v],
+                move_value(device_sums(args.d_sums), args.d_sizes, n_vars, v, args.d_shift[v],
                            __ldg(args.d_data + row + args.n_obs * static_cast<uint64_t>(v)), previous, label);
         }
     }
@@ -1537,17 +1692,21 @@ __global__ void __launch_bounds__(kReduceThreads)
  * cluster's size and scaled back (a cluster with no rows keeps its
  * centroid); the squared moves' sum (each thread's entries in order, then a
  * fixed tree), the moves for the bounds, the sizes and the totals the host
- * reads; and the pass's counters cleared for the next. */
+ * reads (with `sequence` > 0, d_totals is a pass's slot in page-locked host
+ * memory and gets that number after the totals); and the pass's counters
+ * cleared for the next. */
 __global__ void __launch_bounds__(kReduceThreads)
     centroids_kernel(const unsigned long long *__restrict__ d_sums, const unsigned long long *__restrict__ d_sizes,
                      unsigned long long *d_pass, const int *__restrict__ d_shift, int n_vars, int k,
                      const double *__restrict__ d_centroids, double *__restrict__ d_next,
                      double *__restrict__ d_counts, double *__restrict__ d_totals, double *__restrict__ d_drift,
-                     int *d_hold)
+                     int *d_hold, double sequence)
 {
     __shared__ double s_shift[kReduceThreads];
     __shared__ unsigned s_empty;
     __shared__ unsigned long long s_largest_move;
+    wait_for_previous_grid();
+    allow_next_grid();
     if (d_hold != nullptr && *d_hold != 0)  /* thread 0 writes it after the barriers below */
         return;
     if (threadIdx.x == 0) {
@@ -1597,6 +1756,10 @@ __global__ void __launch_bounds__(kReduceThreads)
         d_pass[kPassClaims] = 0ull;
         if (d_drift != nullptr)  /* s_largest_move: add_block_totals' barriers */
             d_drift[k] = __dadd_ru(d_drift[k], __longlong_as_double(static_cast<long long>(s_largest_move)));
+        if (sequence > 0.0) {  /* d_totals is a slot of page-locked memory: its sequence number after the totals */
+            __threadfence_system();
+            *reinterpret_cast<volatile double *>(d_totals + kTotalCount) = sequence;
+        }
     }
 }
 
@@ -1639,8 +1802,8 @@ __global__ void apply_moves_kernel(const double *__restrict__ d_data, uint64_t n
     if (e >= static_cast<size_t>(count) * n_vars)
         return;
     const int i = static_cast<int>(e / n_vars), v = static_cast<int>(e % n_vars);
-    move_value(d_sums, d_sizes, n_vars, v, d_shift[v], d_data[rows[i] + n_obs * static_cast<uint64_t>(v)], from[i],
-               to[i]);
+    move_value(device_sums(d_sums), d_sizes, n_vars, v, d_shift[v], d_data[rows[i] + n_obs * static_cast<uint64_t>(v)],
+               from[i], to[i]);
 }
 
 /* Each row's squared distance to its labelled centroid, summed over the
@@ -1725,15 +1888,24 @@ void plan_kmeans(statgpu_cuda_kmeans_session *session, size_t budget, bool fp64_
 
 using AssignKernel = void (*)(AssignArgs);
 
-/* The assignment pass's kernel. */
-AssignKernel move_kernel_of(const statgpu_cuda_kmeans_session *session)
+/* The assignment pass's kernel; `last`: the screen's for the last
+ * assignment, which writes the rows' distances (its own instance, so that
+ * the other passes' kernel, whose registers are full, carries none of it). */
+AssignKernel move_kernel_of(const statgpu_cuda_kmeans_session *session, bool last = false)
 {
+    if (session->screen && last)
+        switch (session->padded_vars) {
+        case 4: return assign_screen_kernel<4, 3, true>;
+        case 8: return assign_screen_kernel<8, 3, true>;
+        case 16: return assign_screen_kernel<16, 3, true>;
+        default: return assign_screen_kernel<32, 2, true>;
+        }
     if (session->screen)
         switch (session->padded_vars) {
-        case 4: return assign_screen_kernel<4, 3>;
-        case 8: return assign_screen_kernel<8, 3>;
-        case 16: return assign_screen_kernel<16, 3>;
-        default: return assign_screen_kernel<32, 2>;
+        case 4: return assign_screen_kernel<4, 3, false>;
+        case 8: return assign_screen_kernel<8, 3, false>;
+        case 16: return assign_screen_kernel<16, 3, false>;
+        default: return assign_screen_kernel<32, 2, false>;
         }
     switch (session->padded_vars) {
     case 4: return move_registers_kernel<4, 2>;
@@ -1780,8 +1952,9 @@ void free_session(statgpu_cuda_kmeans_session *session)
 }
 
 
-/* The launch arguments of a pass. */
-AssignArgs pass_args(const statgpu_cuda_kmeans_session *session, bool moves)
+/* The launch arguments of a pass; `distances`: the last assignment writes
+ * the rows' distances there, the summing pass reads them (or null). */
+AssignArgs pass_args(const statgpu_cuda_kmeans_session *session, bool moves, double *distances = nullptr)
 {
     AssignArgs args;
     args.d_data = session->d_data;
@@ -1809,6 +1982,7 @@ AssignArgs pass_args(const statgpu_cuda_kmeans_session *session, bool moves)
     args.moves_shared = session->moves_shared;
     args.d_hold = moves ? session->d_hold : nullptr;
     args.fixed_share = session->fixed_share;
+    args.d_distances = session->padded_vars > 0 ? distances : nullptr;
     return args;
 }
 
@@ -1822,55 +1996,127 @@ bool read_totals(CallStatus &call, statgpu_cuda_kmeans_session *session)
            call.check(cudaStreamSynchronize(stream), "running a k-means iteration");
 }
 
-/* The new centroids (d_next) and the totals from the exact sums; with
- * `hold`, nothing where *d_hold, and *d_hold set for the pass after. */
-bool launch_centroids(CallStatus &call, statgpu_cuda_kmeans_session *session, bool hold = false)
+/* Launches `kernel` on `stream`; with `early`, as a programmatic dependent
+ * launch: its blocks may start before the kernel ahead of it ends, and wait
+ * for it (wait_for_previous_grid). */
+template <typename... Params, typename... Args>
+cudaError_t launch(void (*kernel)(Params...), unsigned blocks, unsigned threads, size_t shared_bytes,
+                   cudaStream_t stream, bool early, Args... args)
 {
-    centroids_kernel<<<1, kReduceThreads, 0, session->state->stream>>>(
-        session->d_sums, session->d_sizes, session->d_pass, session->d_shift, session->n_vars, session->k,
-        session->d_centroids, session->d_next, session->d_counts, session->d_totals,
-        session->use_bounds ? session->d_drift : nullptr, hold ? session->d_hold : nullptr);
-    return call.check(cudaGetLastError(), "launching the k-means centroid update");
+    cudaLaunchAttribute attribute;
+    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(blocks);
+    config.blockDim = dim3(threads);
+    config.dynamicSmemBytes = shared_bytes;
+    config.stream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = early ? 1 : 0;
+    return cudaLaunchKernelEx(&config, kernel, args...);
+}
+
+/* The new centroids (d_next) and the totals from the exact sums, written
+ * to `totals` (d_totals, or with sequence > 0 a slot of the page-locked
+ * h_slots, which the GPU writes over the bus); with `hold`, nothing where
+ * *d_hold, and *d_hold set for the pass after; `early`: right behind the
+ * pass's assignment kernel, launched before it ends. */
+bool launch_centroids(CallStatus &call, statgpu_cuda_kmeans_session *session, double *totals, double sequence = 0.0,
+                      bool hold = false, bool early = false)
+{
+    return call.check(launch(centroids_kernel, 1, kReduceThreads, 0, session->state->stream, early,
+                             static_cast<const unsigned long long *>(session->d_sums),
+                             static_cast<const unsigned long long *>(session->d_sizes), session->d_pass,
+                             static_cast<const int *>(session->d_shift), session->n_vars, session->k,
+                             static_cast<const double *>(session->d_centroids), session->d_next, session->d_counts,
+                             totals, session->use_bounds ? session->d_drift : nullptr,
+                             hold ? session->d_hold : nullptr, sequence),
+                      "launching the k-means centroid update");
 }
 
 /* Queues one assignment: the labels, the moved rows into the exact sums,
- * the new centroids and the totals, copied into totals slot `slot` (read
- * by wait_pass). Nothing where *d_hold. */
-bool queue_pass(CallStatus &call, statgpu_cuda_kmeans_session *session, int slot)
+ * the new centroids and the totals, into totals slot `slot` (read by
+ * wait_pass). Nothing where *d_hold. `last`: the assignment after the last
+ * iteration, which also writes the rows' distances for the summing pass
+ * (where the session has room for them). Where the GPU writes the slots
+ * (dh_slots), nothing is queued between a pass's two kernels and the next
+ * pass's, so that each can be launched early (early_launch); the trace's
+ * events go between them. */
+bool queue_pass(CallStatus &call, statgpu_cuda_kmeans_session *session, int slot, bool last)
 {
     cudaStream_t stream = session->state->stream;
-    const AssignArgs args = pass_args(session, true);
-    if (session->trace[0] != nullptr)
+    double *distances = last && session->last_distances ? session->d_distances : nullptr;
+    const AssignArgs args = pass_args(session, true, distances);
+    session->distances_written = args.d_distances != nullptr;
+    const bool traced = session->trace[0] != nullptr;
+    const bool early = session->early_launch && !traced;
+    if (traced)
         (void)cudaEventRecord(session->trace[0], stream);
-    move_kernel_of(session)<<<session->move_grid, kKmeansThreads, session->move_shared_bytes, stream>>>(args);
-    if (session->trace[1] != nullptr)
-        (void)cudaEventRecord(session->trace[1], stream);
-    if (!call.check(cudaGetLastError(), "launching the k-means assignment") || !launch_centroids(call, session, true))
+    if (!call.check(launch(move_kernel_of(session, args.d_distances != nullptr),
+                           static_cast<unsigned>(session->move_grid), kKmeansThreads, session->move_shared_bytes,
+                           stream, early && session->after_pass, args),
+                    "launching the k-means assignment"))
         return false;
-    if (session->trace[2] != nullptr)
-        (void)cudaEventRecord(session->trace[2], stream);
+    if (traced)
+        (void)cudaEventRecord(session->trace[1], stream);
+    session->after_pass = false;
     session->bounds_ready = true;
-    return call.check(cudaMemcpyAsync(session->h_slots + slot * kTotalCount, session->d_totals,
-                                      kTotalCount * sizeof(double), cudaMemcpyDeviceToHost, stream),
-                      "reading the k-means totals") &&
-           call.check(cudaEventRecord(session->slot_read[slot], stream), "recording an event");
+    if (session->dh_slots != nullptr) {
+        session->sequence += 1.0;
+        session->slot_sequence[slot] = session->sequence;
+        if (!launch_centroids(call, session, session->dh_slots + slot * kSlot, session->sequence, true, early))
+            return false;
+        session->after_pass = !traced;
+    } else if (!launch_centroids(call, session, session->d_totals, 0.0, true) ||
+               !call.check(cudaMemcpyAsync(session->h_slots + slot * kSlot, session->d_totals,
+                                           kTotalCount * sizeof(double), cudaMemcpyDeviceToHost, stream),
+                           "reading the k-means totals") ||
+               !call.check(cudaEventRecord(session->slot_read[slot], stream), "recording an event")) {
+        return false;
+    }
+    if (traced)
+        (void)cudaEventRecord(session->trace[2], stream);
+    return true;
 }
 
-/* Waits for the pass queued in `slot`; its totals into session->h_totals. */
+/* Waits for the pass queued in `slot`; its totals into session->h_totals.
+ * Where the GPU writes the slot, until its sequence number is there (the
+ * stream asked now and then, so that an error or a pass that never reports
+ * ends the wait). */
 bool wait_pass(CallStatus &call, statgpu_cuda_kmeans_session *session, int slot)
 {
-    if (!call.check(cudaEventSynchronize(session->slot_read[slot]), "running a k-means iteration"))
-        return false;
-    std::memcpy(session->h_totals, session->h_slots + slot * kTotalCount, kTotalCount * sizeof(double));
+    const double *at = session->h_slots + slot * kSlot;
+    if (session->dh_slots == nullptr) {
+        if (!call.check(cudaEventSynchronize(session->slot_read[slot]), "running a k-means iteration"))
+            return false;
+    } else {
+        const volatile double *sequence = at + kTotalCount;
+        const double expected = session->slot_sequence[slot];
+        for (unsigned spins = 1; *sequence != expected; ++spins) {
+            if (spins % 1024 != 0)
+                continue;
+            const cudaError_t state = cudaStreamQuery(session->state->stream);
+            if (state == cudaErrorNotReady)
+                continue;
+            if (!call.check(state, "running a k-means iteration"))
+                return false;
+            if (*sequence != expected)
+                return call.fail(STATGPU_CUDA_ERROR, "running a k-means iteration: the pass did not report");
+        }
+        std::atomic_thread_fence(std::memory_order_acquire);
+    }
+    std::memcpy(session->h_totals, at, kTotalCount * sizeof(double));
     return true;
 }
 
 /* The summing pass: every row's squared distance to its labelled centroid,
  * the within sums of squares, sizes and inertia added in a fixed order. */
-bool sum_pass(CallStatus &call, statgpu_cuda_kmeans_session *session)
+bool sum_pass(CallStatus &call, statgpu_cuda_kmeans_session *session, bool distances_ready)
 {
     cudaStream_t stream = session->state->stream;
-    const AssignArgs args = pass_args(session, false);
+    const AssignArgs args = pass_args(session, false, distances_ready ? session->d_distances : nullptr);
+    if (session->trace[0] != nullptr)
+        (void)cudaEventRecord(session->trace[0], stream);
     sum_kernel_of(session)<<<session->grid, kKmeansThreads, session->shared_bytes, stream>>>(args);
     if (!call.check(cudaGetLastError(), "launching the k-means sums"))
         return false;
@@ -1878,7 +2124,15 @@ bool sum_pass(CallStatus &call, statgpu_cuda_kmeans_session *session)
     reduce_kernel<<<blocks, kReduceThreads, 0, stream>>>(session->d_partials, session->partial_stride, session->grid,
                                                          session->k, session->d_reduced, session->d_counter,
                                                          session->d_counts, session->d_wss, session->d_totals);
-    return call.check(cudaGetLastError(), "launching the k-means sums' reduction") && read_totals(call, session);
+    if (session->trace[1] != nullptr)
+        (void)cudaEventRecord(session->trace[1], stream);
+    if (!call.check(cudaGetLastError(), "launching the k-means sums' reduction") || !read_totals(call, session))
+        return false;
+    if (session->trace[1] != nullptr)
+        std::fprintf(stderr, "statgpu k-means: summing pass %.1f us (%s)\n",
+                     1e3 * elapsed_ms(session->trace[0], session->trace[1]),
+                     args.d_distances != nullptr ? "the last assignment's distances" : "the rows");
+    return true;
 }
 
 /* Each variable's power of two for the exact sums (see "exact sums"):
@@ -1971,8 +2225,8 @@ bool reseed_empty(CallStatus &call, statgpu_cuda_kmeans_session *session, size_t
         apply_moves_kernel<<<static_cast<unsigned>((threads + 255) / 256), 256, 0, stream>>>(
             session->d_data, n, session->n_vars, session->d_shift, d_rows, d_from, d_to, count, session->d_sums,
             session->d_sizes);
-        ok = call.check(cudaGetLastError(), "launching the re-seeding moves") && launch_centroids(call, session) &&
-             read_totals(call, session);
+        ok = call.check(cudaGetLastError(), "launching the re-seeding moves") &&
+             launch_centroids(call, session, session->d_totals) && read_totals(call, session);
     }
     (void)cudaFree(d_moves);  /* after the stream's work (read_totals waited for it) */
     /* The re-seeding's moves are not in the drift: the next assignment
@@ -2037,8 +2291,9 @@ statgpu_cuda_status kmeans_begin(statgpu_cuda_state *state, const double *data, 
     /* The machine code the GPU runs: sm_90's has the FP64 tensor-core
      * shapes; code compiled from older PTX does not. */
     cudaFuncAttributes screen_attributes;
-    const bool fp64_mma = cudaFuncGetAttributes(&screen_attributes, assign_screen_kernel<16, 3>) == cudaSuccess &&
-                          screen_attributes.binaryVersion >= 90;
+    const bool fp64_mma =
+        cudaFuncGetAttributes(&screen_attributes, assign_screen_kernel<16, 3, false>) == cudaSuccess &&
+        screen_attributes.binaryVersion >= 90;
     (void)cudaGetLastError();
     /* STATGPU_CUDA_KMEANS_SCREEN=0 or 1: never or always the tensor-core
      * screen where it can run, to compare the two (same results either way). */
@@ -2047,6 +2302,10 @@ statgpu_cuda_status kmeans_begin(statgpu_cuda_state *state, const double *data, 
         screen_mode = std::strcmp(mode, "0") == 0 ? 0 : 1;
     plan_kmeans(session, std::min<size_t>(kSharedBudget, optin > 0 ? static_cast<size_t>(optin) : 48 * 1024),
                 fp64_mma, screen_mode);
+    /* The passes' kernels launched early where the GPU runs the sm_90 code
+     * (STATGPU_CUDA_KMEANS_EARLY=0: not, to compare; the same results). */
+    const char *early = std::getenv("STATGPU_CUDA_KMEANS_EARLY");
+    session->early_launch = fp64_mma && !(early != nullptr && std::strcmp(early, "0") == 0);
     /* STATGPU_CUDA_KMEANS_FIXED=0 ... 16: the sixteenths of each warp's
      * chunks the screen kernel takes in a fixed order before it claims
      * the rest (16: all; the results are the same whatever the share). */
@@ -2083,11 +2342,38 @@ statgpu_cuda_status kmeans_begin(statgpu_cuda_state *state, const double *data, 
     bool ok = call.check(carve_session_arrays(state, arrays, sizeof arrays / sizeof arrays[0]),
                          "allocating the k-means arrays") &&
               call.check(cudaMemsetAsync(session->d_counter, 0, sizeof(unsigned), stream), "clearing the k-means counter") &&
-              call.check(cudaMallocHost(&session->h_totals, 3 * kTotalCount * sizeof(double)), "allocating the totals") &&
+              call.check(cudaHostAlloc(&session->h_totals, (kTotalCount + 2 * kSlot) * sizeof(double),
+                                       cudaHostAllocMapped),
+                         "allocating the totals") &&
               call.check(cudaEventCreateWithFlags(&session->slot_read[0], cudaEventDisableTiming), "creating an event") &&
               call.check(cudaEventCreateWithFlags(&session->slot_read[1], cudaEventDisableTiming), "creating an event");
-    if (ok)
+    if (ok) {
         session->h_slots = session->h_totals + kTotalCount;
+        std::fill(session->h_slots, session->h_slots + 2 * kSlot, 0.0);  /* no sequence number yet */
+        /* The passes' totals written by centroids_kernel straight into
+         * page-locked memory, with no copy queued behind each pass
+         * (STATGPU_CUDA_KMEANS_MAPPED=0: copied, to compare). */
+        const char *mapped = std::getenv("STATGPU_CUDA_KMEANS_MAPPED");
+        if ((mapped == nullptr || std::strcmp(mapped, "0") != 0) &&
+            cudaHostGetDevicePointer(reinterpret_cast<void **>(&session->dh_slots), session->h_slots, 0) !=
+                cudaSuccess) {
+            session->dh_slots = nullptr;
+            (void)cudaGetLastError();
+        }
+        /* The rows' distances, which the last assignment writes so that the
+         * summing pass need not read the rows again (register and screen
+         * kernels), where there is room: without them the summing pass
+         * reads the rows, the same bits (STATGPU_CUDA_KMEANS_DISTANCES=0:
+         * without, to compare). */
+        const char *distances = std::getenv("STATGPU_CUDA_KMEANS_DISTANCES");
+        session->last_distances =
+            session->padded_vars > 0 && (distances == nullptr || std::strcmp(distances, "0") != 0);
+        if (session->last_distances && cudaMalloc(&session->d_distances, n_obs * sizeof(double)) != cudaSuccess) {
+            session->d_distances = nullptr;
+            session->last_distances = false;
+            (void)cudaGetLastError();
+        }
+    }
     if (ok && session->shared_bytes > 48 * 1024)
         ok = call.check(cudaFuncSetAttribute(sum_kernel_of(session), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              static_cast<int>(session->shared_bytes)),
@@ -2096,10 +2382,12 @@ statgpu_cuda_status kmeans_begin(statgpu_cuda_state *state, const double *data, 
     const size_t move_bytes = move_kernel_of(session) == sum_kernel_of(session)
                                   ? std::max(session->move_shared_bytes, session->shared_bytes)
                                   : session->move_shared_bytes;
-    if (ok && move_bytes > 48 * 1024)
-        ok = call.check(cudaFuncSetAttribute(move_kernel_of(session), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             static_cast<int>(move_bytes)),
-                        "reserving shared memory for the k-means assignment");
+    for (const bool last : {false, true})
+        if (ok && move_bytes > 48 * 1024)
+            ok = call.check(cudaFuncSetAttribute(move_kernel_of(session, last),
+                                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                 static_cast<int>(move_bytes)),
+                            "reserving shared memory for the k-means assignment");
     if (ok) {
         /* The assignment's results do not depend on its grid (each row's
          * alone, and exact sums): as many blocks as the GPU runs at once. */
@@ -2172,6 +2460,7 @@ statgpu_cuda_status kmeans_lloyd(statgpu_cuda_kmeans_session *session, size_t ma
     run->iterations = 0;
     run->inertia = 0.0;
     session->bounds_ready = false;  /* the labels are cleared below */
+    session->after_pass = false;
     session->bound_scale = bound_scale_of(run->centroids, session->k, session->n_vars);
     if (!call.check(cudaEventRecord(events[kEventStart], stream), "recording an event") ||
         !call.check(cudaMemcpyAsync(session->d_centroids, run->centroids, kd * sizeof(double), cudaMemcpyHostToDevice,
@@ -2188,9 +2477,10 @@ statgpu_cuda_status kmeans_lloyd(statgpu_cuda_kmeans_session *session, size_t ma
          !call.check(cudaMemsetAsync(session->d_drift + k, 0, sizeof(double), stream), "clearing the k-means moves")))
         return call.status();
 
-    /* STATGPU_CUDA_KMEANS_TRACE=1: each assignment's screened rows on stderr. */
+    /* STATGPU_CUDA_KMEANS_TRACE=1: each assignment's screened rows (with the
+     * screen) and the summing pass on stderr. */
     const char *trace_mode = std::getenv("STATGPU_CUDA_KMEANS_TRACE");
-    const bool trace = session->screen && trace_mode != nullptr && std::strcmp(trace_mode, "1") == 0;
+    const bool trace = trace_mode != nullptr && std::strcmp(trace_mode, "1") == 0;
     for (cudaEvent_t &event : session->trace)
         if (trace && event == nullptr && cudaEventCreate(&event) != cudaSuccess)
             event = nullptr;
@@ -2210,16 +2500,20 @@ statgpu_cuda_status kmeans_lloyd(statgpu_cuda_kmeans_session *session, size_t ma
         return true;
     };
     int slot = 0;  /* the totals' slot of the pass waited for next */
-    if (cancel() || !queue_pass(call, session, slot))
+    bool settled = false;  /* the last pass changed no label (the pass queued after it did nothing) */
+    if (cancel() || !queue_pass(call, session, slot, max_iterations == 0))
         return call.status();
     while (run->iterations < max_iterations) {
-        /* The next pass, ahead, with this pass's new centroids. */
+        /* The next pass, ahead, with this pass's new centroids: the last
+         * one if this is the last iteration. */
         std::swap(session->d_centroids, session->d_next);
         const bool ahead = !trace;
-        if ((ahead && !queue_pass(call, session, slot ^ 1)) || !wait_pass(call, session, slot))
+        if ((ahead && !queue_pass(call, session, slot ^ 1, run->iterations + 1 == max_iterations)) ||
+            !wait_pass(call, session, slot))
             return call.status();
         ++run->iterations;
-        if (trace)
+        /* The pass's sequence number arrives before its last kernel ends. */
+        if (trace && session->screen && cudaEventSynchronize(session->trace[2]) == cudaSuccess)
             std::fprintf(stderr, "statgpu k-means: assignment %zu screened %.0f of %llu rows (%.1f us, centroids %.1f us)\n",
                          run->iterations, session->h_totals[kTotalScreened], static_cast<unsigned long long>(n),
                          1e3 * elapsed_ms(session->trace[0], session->trace[1]),
@@ -2235,6 +2529,7 @@ statgpu_cuda_status kmeans_lloyd(statgpu_cuda_kmeans_session *session, size_t ma
             if (!reseed_empty(call, session, &moved) ||
                 !call.check(cudaMemsetAsync(session->d_hold, 0, sizeof(int), stream), "re-seeding empty clusters"))
                 return call.status();
+            session->after_pass = false;
             changed += static_cast<double>(moved);
             run->reseed_count += moved;
             std::swap(session->d_centroids, session->d_next);
@@ -2246,9 +2541,10 @@ statgpu_cuda_status kmeans_lloyd(statgpu_cuda_kmeans_session *session, size_t ma
          * The pass ahead of a pass that changed nothing did nothing. */
         if (changed == 0.0) {
             run->converged = 1;
+            settled = true;
             break;
         }
-        if (!next_queued && !queue_pass(call, session, slot))
+        if (!next_queued && !queue_pass(call, session, slot, run->iterations == max_iterations))
             return call.status();
         if (shift <= absolute_tolerance) {
             run->converged = 1;
@@ -2260,8 +2556,10 @@ statgpu_cuda_status kmeans_lloyd(statgpu_cuda_kmeans_session *session, size_t ma
     /* Labels are each row's nearest centroid: the pass queued after the last
      * iteration (when that one changed nothing, the queued pass did nothing
      * and the labels already were); then the within sums of squares, whose
-     * read-back waits for both. */
-    if (!sum_pass(call, session))
+     * read-back waits for both, from the distances that pass wrote where it
+     * was queued as the last (the iteration limit ended the run) and did
+     * run, else from the rows. */
+    if (!sum_pass(call, session, session->distances_written && !settled))
         return call.status();
     if (!call.check(cudaEventRecord(events[kEventData], stream), "recording an event"))
         return call.status();

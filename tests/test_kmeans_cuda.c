@@ -6,8 +6,9 @@
  * and many tiles, accumulators in shared and in global memory), k-means++
  * starts, re-seeded empty clusters, reproducibility (two runs, same bits), the
  * tensor-core screen against the difference form alone (same bits), the
- * centroids as the exact means of the CUDA backend's rule (every assignment
- * kernel, re-seeding, variables from 1e-150 to 1e150), the
+ * summing pass from the last assignment's distances against the rows (same
+ * bits), the centroids as the exact means of the CUDA backend's rule (every
+ * assignment kernel, re-seeding, variables from 1e-150 to 1e150), the
  * screen's bounds settling rows at any scale of the data, data with fewer than
  * k distinct rows, cancellation, the backend report and the AUTO threshold.
  *
@@ -349,7 +350,9 @@ static void test_two_runs_same_bits(void **state)
 /* The tensor-core screen (STATGPU_CUDA_KMEANS_SCREEN=1, where it can run),
  * with its bounds and without them (STATGPU_CUDA_KMEANS_BOUNDS=0), its
  * warps claiming chunks (the default) and taking every chunk in the fixed
- * order (STATGPU_CUDA_KMEANS_FIXED=16), against
+ * order (STATGPU_CUDA_KMEANS_FIXED=16), and with each pass's totals copied
+ * back behind it rather than written into page-locked memory by the GPU,
+ * its kernels launched one after the other (STATGPU_CUDA_KMEANS_MAPPED=0), against
  * the difference form alone (=0): the same labels, centroids, sums,
  * inertia and iterations, bit for bit, for every padded width, k below and
  * above the default's threshold, data far from the origin, and exact ties
@@ -398,12 +401,16 @@ static void test_screen_matches_difference_form(void **state)
         setenv("STATGPU_CUDA_KMEANS_BOUNDS", "0", 1);
         statgpu_kmeans_result *unbounded = fit(g_cuda, STATGPU_BACKEND_CUDA, data, n, d, k, &params);
         unsetenv("STATGPU_CUDA_KMEANS_BOUNDS");
+        setenv("STATGPU_CUDA_KMEANS_MAPPED", "0", 1);
+        statgpu_kmeans_result *copied = fit(g_cuda, STATGPU_BACKEND_CUDA, data, n, d, k, &params);
+        unsetenv("STATGPU_CUDA_KMEANS_MAPPED");
         unsetenv("STATGPU_CUDA_KMEANS_SCREEN");
         print_message("%s: %zu iterations, %zu re-seeds\n", what, plain->iterations, plain->reseed_count);
         assert_consistent(screened, data, what);
         assert_same_bits(plain, screened);
         assert_same_bits(plain, unbounded);
         assert_same_bits(plain, fixed);
+        assert_same_bits(plain, copied);
         assert_int_equal(plain->reseed_count, screened->reseed_count);
         assert_int_equal(plain->reseed_count, unbounded->reseed_count);
         assert_int_equal(plain->reseed_count, fixed->reseed_count);
@@ -411,18 +418,21 @@ static void test_screen_matches_difference_form(void **state)
         statgpu_kmeans_result_destroy(screened);
         statgpu_kmeans_result_destroy(fixed);
         statgpu_kmeans_result_destroy(unbounded);
+        statgpu_kmeans_result_destroy(copied);
         free(initial);
         free(data);
     }
 }
 
-/* A fit on the CUDA backend with STATGPU_CUDA_KMEANS_SCREEN=1 and
- * STATGPU_CUDA_KMEANS_TRACE=1, the process's stderr in a file meanwhile:
- * the rows the screen screened in each assignment (the others its bounds
- * settled), into screened[0 .. *assignments - 1]. */
+/* A fit on the CUDA backend with STATGPU_CUDA_KMEANS_SCREEN=screen (NULL:
+ * the default choice) and STATGPU_CUDA_KMEANS_TRACE=1, the process's stderr
+ * in a file meanwhile: the rows the screen screened in each assignment (the
+ * others its bounds settled), into screened[0 .. *assignments - 1], and,
+ * where summed is not NULL, where the summing pass took the distances from:
+ * 1 the last assignment's, 0 the rows, -1 no trace of it. */
 static statgpu_kmeans_result *traced_fit(const double *data, size_t n, size_t d, size_t k,
-                                         const statgpu_kmeans_params *params, double *screened, size_t capacity,
-                                         size_t *assignments)
+                                         const statgpu_kmeans_params *params, const char *screen, double *screened,
+                                         size_t capacity, size_t *assignments, int *summed)
 {
     FILE *trace = tmpfile();
     assert_non_null(trace);
@@ -430,7 +440,8 @@ static statgpu_kmeans_result *traced_fit(const double *data, size_t n, size_t d,
     int saved = dup(STDERR_FILENO);
     assert_true(saved >= 0);
     assert_true(dup2(fileno(trace), STDERR_FILENO) >= 0);
-    setenv("STATGPU_CUDA_KMEANS_SCREEN", "1", 1);
+    if (screen != NULL)
+        setenv("STATGPU_CUDA_KMEANS_SCREEN", screen, 1);
     setenv("STATGPU_CUDA_KMEANS_TRACE", "1", 1);
     statgpu_kmeans_result *result = NULL;
     statgpu_status status = statgpu_kmeans(g_cuda, data, n, d, n, k, params, &result);
@@ -446,7 +457,11 @@ static statgpu_kmeans_result *traced_fit(const double *data, size_t n, size_t d,
     rewind(trace);
     char line[256];
     *assignments = 0;
+    if (summed != NULL)
+        *summed = -1;
     while (fgets(line, sizeof line, trace) != NULL) {
+        if (summed != NULL && strstr(line, "statgpu k-means: summing pass") == line)
+            *summed = strstr(line, "distances") != NULL ? 1 : 0;
         size_t assignment = 0;
         double rows = 0.0;
         unsigned long long of = 0;
@@ -490,7 +505,8 @@ static void test_bounds_settle_rows_at_any_scale(void **state)
             scaled_initial[i] = ldexp(initial[i], exponents[e]);
         statgpu_kmeans_params params = given_start(scaled_initial, 40);
         size_t assignments = 0;
-        statgpu_kmeans_result *result = traced_fit(scaled, n, d, k, &params, screened, capacity, &assignments);
+        statgpu_kmeans_result *result =
+            traced_fit(scaled, n, d, k, &params, "1", screened, capacity, &assignments, NULL);
         assert_true(assignments >= 3);
         assert_true(assignments >= result->iterations);
         print_message("scale 2^%d: %zu iterations; rows screened:", exponents[e], result->iterations);
@@ -523,6 +539,72 @@ static void test_bounds_settle_rows_at_any_scale(void **state)
     free(scaled);
     free(initial);
     free(data);
+}
+
+/* The summing pass from the distances the last assignment wrote (where the
+ * iteration limit ends the run: register and screen kernels) against the
+ * summing pass from the rows (STATGPU_CUDA_KMEANS_DISTANCES=0): the same
+ * bits, with the passes queued ahead and one at a time (the trace), for the
+ * screen at 8, 16 and 32 padded variables, the register kernel at 4 and 16,
+ * the generic kernel (which reads the rows either way), a re-seeding in the
+ * last iteration, and runs that settle before the limit (which read the
+ * rows). */
+static void test_summing_pass_reads_distances(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_CUDA();
+    const struct {
+        size_t n, d, k;
+        int far;  /* all but the first starting centroid far away: re-seeds */
+        size_t iterations;
+    } cases[] = {
+        { 60000, 16, 64, 0, 1 }, { 60000, 16, 64, 0, 4 }, { 40000, 5, 40, 0, 3 }, { 20000, 20, 33, 0, 2 },
+        { 50000, 16, 16, 0, 3 }, { 30000, 3, 4, 0, 2 },   { 20000, 40, 12, 0, 3 }, { 30000, 16, 36, 1, 1 },
+        { 30000, 8, 6, 0, 500 },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        size_t n = cases[c].n, d = cases[c].d, k = cases[c].k;
+        double *data = make_blobs(n, d, k / 2 + 1, cases[c].far ? 8.0 : 2.0, 0.0, 1300 + c);
+        double *initial = pick_rows(data, n, d, k, 1350 + c);
+        if (cases[c].far)
+            for (size_t j = 1; j < k; ++j)
+                for (size_t v = 0; v < d; ++v)
+                    initial[j + k * v] = 100.0 + (double)j;
+        statgpu_kmeans_params params = given_start(initial, cases[c].iterations);
+        char what[112];
+        snprintf(what, sizeof what, "summing pass n=%zu d=%zu k=%zu far=%d iterations %zu", n, d, k, cases[c].far,
+                 cases[c].iterations);
+        statgpu_kmeans_result *ahead = fit(g_cuda, STATGPU_BACKEND_CUDA, data, n, d, k, &params);
+        static double screened[1024];
+        size_t assignments = 0;
+        int summed = -1;
+        statgpu_kmeans_result *traced =
+            traced_fit(data, n, d, k, &params, NULL, screened, 1024, &assignments, &summed);
+        setenv("STATGPU_CUDA_KMEANS_DISTANCES", "0", 1);
+        int summed_rows = -1;
+        statgpu_kmeans_result *rows =
+            traced_fit(data, n, d, k, &params, NULL, screened, 1024, &assignments, &summed_rows);
+        unsetenv("STATGPU_CUDA_KMEANS_DISTANCES");
+        print_message("%s: %zu iterations, converged %d, %zu re-seeds, summed from %s\n", what, ahead->iterations,
+                      ahead->converged, ahead->reseed_count, summed == 1 ? "the distances" : "the rows");
+        /* The limit ends a run that has not settled; then the distances
+         * wherever a register or screen kernel assigned the rows. */
+        const int expected = !ahead->converged && d <= 32 ? 1 : 0;
+        if (summed != expected)
+            fail_msg("%s: the summing pass read %s", what, summed == 1 ? "the distances" : "the rows");
+        assert_int_equal(summed_rows, 0);
+        assert_true(cases[c].iterations > 100 ? ahead->converged : !ahead->converged);
+        if (cases[c].far && ahead->reseed_count == 0)
+            fail_msg("%s: no re-seeding", what);
+        assert_consistent(ahead, data, what);
+        assert_same_bits(rows, ahead);
+        assert_same_bits(rows, traced);
+        statgpu_kmeans_result_destroy(ahead);
+        statgpu_kmeans_result_destroy(traced);
+        statgpu_kmeans_result_destroy(rows);
+        free(initial);
+        free(data);
+    }
 }
 
 /* The CUDA backend's centroid of a cluster, by its rule (kernels/kmeans.cu,
@@ -818,6 +900,7 @@ int main(void)
         cmocka_unit_test(test_two_runs_same_bits),
         cmocka_unit_test(test_screen_matches_difference_form),
         cmocka_unit_test(test_bounds_settle_rows_at_any_scale),
+        cmocka_unit_test(test_summing_pass_reads_distances),
         cmocka_unit_test(test_centroids_are_exact_means),
         cmocka_unit_test(test_empty_clusters_are_reseeded),
         cmocka_unit_test(test_fewer_distinct_rows_than_k),
