@@ -80,6 +80,7 @@ Any SAL_CALL StatGpuAddIn::gmmFit(const Range& data, const Range& k, const Any& 
         const OutputChoice chosen = readOutput(output, "gmm", false, argument::gmmFit::output);
         statgpu_gmm_params params;
         statgpu_gmm_params_init(&params);
+        params.reg_covar_relative = 1;  /* the same fit in any units */
         const std::vector<statgpu_gmm_covariance> types = readCovariances(covariance);
         params.covariance = types.front();
         static_assert(argument::gmmFit::maxIterations == argument::gmmFit::restarts + 1

@@ -293,6 +293,7 @@ class GmmParams(ctypes.Structure):
         ("initial_weights", ctypes.c_void_p),
         ("initial_means", ctypes.c_void_p),
         ("initial_precisions", ctypes.c_void_p),
+        ("reg_covar_relative", ctypes.c_int),
     ]
 
 

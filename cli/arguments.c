@@ -80,6 +80,7 @@ void usage(FILE *out)
           "  --restarts N             runs from different k-means starts; the best is kept (default 1)\n"
           "  --max-iter N             EM iterations per run at most (default 100)\n"
           "  --tol X                  the change of the mean log-likelihood that stops a run (default 1e-3)\n"
+          "  (each column's variances are regularised by 1e-6 of its variance: the same fit in any units)\n"
           "bestsubset options (--y-column and --columns as for lts):\n"
           "  --output subsets|which|coefficients|summary   what to print (default subsets)\n"
           "  --max-size N             the largest subset size (default: every size)\n"

@@ -63,6 +63,7 @@ int command_gmm(const options *opt, statgpu_context *context)
     int several = 0;
     statgpu_gmm_params params;
     statgpu_gmm_params_init(&params);
+    params.reg_covar_relative = 1; /* as GMMFIT: the same fit in any units */
     long k = 0;
     if (parse_int(opt->kmeans_k_text, LONG_MIN, &k)) {
         if (k < 0) {

@@ -1311,6 +1311,238 @@ static void test_initialisations(void **state)
     free(data);
 }
 
+/* ------------------------------------------------- relative regularisers */
+
+/* A fit's precision matrices (full and tied: U U^T of each factor; diag and
+ * spherical: the squares), laid out as initial_precisions. */
+static void precisions_of(const statgpu_gmm_result *r, double *out)
+{
+    const size_t k = r->k, d = r->n_vars;
+    const size_t blocks = r->covariance == STATGPU_GMM_FULL ? k : r->covariance == STATGPU_GMM_TIED ? 1 : 0;
+    for (size_t j = 0; j < blocks; ++j) {
+        const double *u = r->precisions_cholesky + j * d * d;
+        for (size_t a = 0; a < d; ++a)
+            for (size_t b = 0; b < d; ++b) {
+                double total = 0.0;
+                for (size_t c = 0; c < d; ++c)
+                    total += u[a + d * c] * u[b + d * c];
+                out[j * d * d + a + d * b] = total;
+            }
+    }
+    if (blocks == 0)
+        for (size_t e = 0; e < cov_count(r->covariance, k, d); ++e)
+            out[e] = r->precisions_cholesky[e] * r->precisions_cholesky[e];
+}
+
+/* The scale of covariance entry e of a fit whose variable v was multiplied by
+ * scale[v]: scale[row] scale[column] (diag: scale[v]^2; spherical: every
+ * variable has the same scale). */
+static double covariance_scale(statgpu_gmm_covariance type, size_t k, size_t d, size_t e, const double *scale)
+{
+    switch (type) {
+    case STATGPU_GMM_FULL:
+    case STATGPU_GMM_TIED:
+        return scale[e % d] * scale[(e / d) % d];
+    case STATGPU_GMM_DIAG:
+        return scale[e / k] * scale[e / k];
+    default:
+        return scale[0] * scale[0];
+    }
+}
+
+static void fit_relative(const double *data, size_t n, size_t d, size_t k, const statgpu_gmm_params *given,
+                         statgpu_gmm_result **out)
+{
+    statgpu_gmm_params params = *given;
+    params.reg_covar_relative = 1;
+    if (statgpu_gmm(g_context, data, n, d, n, k, &params, out) != STATGPU_OK)
+        fail_msg("%s", statgpu_context_last_error(g_context));
+    assert_ran_where_asked();
+    assert_finite_result(*out);
+}
+
+/* With reg_covar_relative a fit does not depend on the data's units: each
+ * variable of Old Faithful multiplied by its own factor (3e-5 and 7e3; one
+ * factor for spherical, whose single variance mixes the variables), from the
+ * same given parameters in the new units, gives the same labels, the means
+ * and covariances times the factors (1e-9 relative) and the log-likelihood
+ * less n sum log factor (1e-10 relative). Data times 2^-480 or 2^480 are
+ * fitted as the data times 2^-6, bit for bit (k-means, k-means++ and random
+ * starts: k-means++ alone failed near 1e-200 before, its squared distances
+ * all 0), the log densities shifted by d 474 or 486 ln 2 (1e-12 relative);
+ * data times 1e-140 have the labels of the data themselves; data times
+ * 1e-200, whose variances are below the doubles, are an invalid argument,
+ * never zero variances. One variable: the
+ * regulariser is reg_covar times the variance over the rows (squared
+ * deviations from the mean over n), the bits of an absolute reg_covar of
+ * that size. A constant variable takes reg_covar times the largest
+ * variance. */
+static void test_relative_regularisers(void **state)
+{
+    (void)state;
+    TEST_SKIP_IF(g_skip_reason);
+    size_t n, d;
+    double *data = read_data("faithful", &n, &d);
+    assert_int_equal(d, 2);
+    const size_t k = 2;
+    double *scaled = malloc(n * d * sizeof *scaled);
+    statgpu_gmm_params params;
+    statgpu_gmm_params_init(&params);
+    params.tolerance = 0.0;
+    params.max_iterations = 30;
+
+    for (int type = STATGPU_GMM_FULL; type <= STATGPU_GMM_SPHERICAL; ++type) {
+        const double scale[2] = { 3e-5, type == STATGPU_GMM_SPHERICAL ? 3e-5 : 7e3 };
+        params.covariance = (statgpu_gmm_covariance)type;
+        params.init = STATGPU_GMM_INIT_KMEANS;
+        statgpu_gmm_result *start = NULL, *a = NULL, *b = NULL;
+        fit_relative(data, n, d, k, &params, &start);
+        const size_t cov = cov_count(params.covariance, k, d);
+        double means[4], precisions[8], scaled_means[4], scaled_precisions[8];
+        memcpy(means, start->means, k * d * sizeof *means);
+        precisions_of(start, precisions);
+        for (size_t e = 0; e < k * d; ++e)
+            scaled_means[e] = means[e] * scale[e / k];
+        for (size_t e = 0; e < cov; ++e)
+            scaled_precisions[e] = precisions[e] / covariance_scale(params.covariance, k, d, e, scale);
+        for (size_t i = 0; i < n; ++i)
+            for (size_t v = 0; v < d; ++v)
+                scaled[i + n * v] = data[i + n * v] * scale[v];
+        statgpu_gmm_params given = params;
+        given.init = STATGPU_GMM_INIT_GIVEN;
+        given.initial_weights = start->weights;
+        given.initial_means = means;
+        given.initial_precisions = precisions;
+        fit_relative(data, n, d, k, &given, &a);
+        given.initial_means = scaled_means;
+        given.initial_precisions = scaled_precisions;
+        fit_relative(scaled, n, d, k, &given, &b);
+        assert_memory_equal(a->labels, b->labels, n * sizeof *a->labels);
+        for (size_t e = 0; e < k * d; ++e)
+            if (!close_to(b->means[e], a->means[e] * scale[e / k], 1e-9, 0.0))
+                fail_msg("type %d: mean %zu: %.17g in the new units, %.17g in the old", type, e, b->means[e],
+                         a->means[e]);
+        for (size_t e = 0; e < cov; ++e)
+            if (!close_to(b->covariances[e], a->covariances[e] * covariance_scale(params.covariance, k, d, e, scale),
+                          1e-9, 1e-12 * fabs(b->covariances[0])))
+                fail_msg("type %d: covariance %zu: %.17g in the new units, %.17g in the old", type, e,
+                         b->covariances[e], a->covariances[e]);
+        const double shift = -(double)n * (log(scale[0]) + log(scale[1]));
+        if (!close_to(b->log_likelihood, a->log_likelihood + shift, 1e-10, 0.0))
+            fail_msg("type %d: log-likelihood %.17g in the new units, %.17g + %.17g in the old", type,
+                     b->log_likelihood, a->log_likelihood, shift);
+        statgpu_gmm_result_destroy(start);
+        statgpu_gmm_result_destroy(a);
+        statgpu_gmm_result_destroy(b);
+    }
+
+    /* Beyond the doubles' squares: fitted as the data times 2^-6. */
+    const statgpu_gmm_init inits[] = { STATGPU_GMM_INIT_KMEANS, STATGPU_GMM_INIT_PLUS_PLUS,
+                                       STATGPU_GMM_INIT_RANDOM };
+    for (int type = STATGPU_GMM_FULL; type <= STATGPU_GMM_SPHERICAL; ++type)
+        for (size_t m = 0; m < 3; ++m) {
+            params.covariance = (statgpu_gmm_covariance)type;
+            params.init = inits[m];
+            params.max_iterations = 20;
+            const size_t cov = cov_count(params.covariance, k, d);
+            for (size_t e = 0; e < n * d; ++e)
+                scaled[e] = ldexp(data[e], -6);
+            statgpu_gmm_result *ordinary = NULL;
+            fit_relative(scaled, n, d, k, &params, &ordinary);
+            for (int sign = -1; sign <= 1; sign += 2) {
+                const int exponent = sign * 480;
+                for (size_t e = 0; e < n * d; ++e)
+                    scaled[e] = ldexp(data[e], exponent);
+                statgpu_gmm_result *far = NULL;
+                fit_relative(scaled, n, d, k, &params, &far);
+                const int back = -6 - exponent;
+                for (size_t e = 0; e < k * d; ++e)
+                    if (!test_same_bits(ldexp(far->means[e], back), ordinary->means[e]))
+                        fail_msg("type %d, init %d, 2^%d: mean %zu: %.17g", type, (int)inits[m], exponent, e,
+                                 far->means[e]);
+                for (size_t e = 0; e < cov; ++e)
+                    if (!test_same_bits(ldexp(far->covariances[e], 2 * back), ordinary->covariances[e])
+                        || !test_same_bits(ldexp(far->precisions_cholesky[e], -back),
+                                           ordinary->precisions_cholesky[e]))
+                        fail_msg("type %d, init %d, 2^%d: covariance %zu: %.17g", type, (int)inits[m], exponent, e,
+                                 far->covariances[e]);
+                assert_memory_equal(far->weights, ordinary->weights, k * sizeof *far->weights);
+                assert_memory_equal(far->labels, ordinary->labels, n * sizeof *far->labels);
+                assert_memory_equal(far->responsibilities, ordinary->responsibilities,
+                                    n * k * sizeof *far->responsibilities);
+                assert_int_equal(far->iterations, ordinary->iterations);
+                const double shift = (double)d * (double)back * M_LN2;
+                if (!close_to(far->log_likelihood, ordinary->log_likelihood + (double)n * shift, 1e-12, 0.0)
+                    || !close_to(far->row_log_likelihood[7], ordinary->row_log_likelihood[7] + shift, 1e-12, 0.0)
+                    || !close_to(far->lower_bound, ordinary->lower_bound + shift, 1e-12, 0.0)
+                    || !close_to(far->bic, -2.0 * far->log_likelihood + (double)far->parameter_count * log((double)n),
+                                 1e-15, 0.0)
+                    || !close_to(far->candidates[0].log_likelihood, far->log_likelihood, 0.0, 0.0))
+                    fail_msg("type %d, init %d, 2^%d: log-likelihood %.17g, ordinary %.17g", type, (int)inits[m],
+                             exponent, far->log_likelihood, ordinary->log_likelihood);
+                statgpu_gmm_result_destroy(far);
+            }
+            statgpu_gmm_result_destroy(ordinary);
+        }
+
+    /* Not a power of two: the same labels. */
+    params.covariance = STATGPU_GMM_FULL;
+    params.init = STATGPU_GMM_INIT_PLUS_PLUS;
+    statgpu_gmm_result *ordinary = NULL, *tiny = NULL;
+    fit_relative(data, n, d, k, &params, &ordinary);
+    for (size_t e = 0; e < n * d; ++e)
+        scaled[e] = data[e] * 1e-140;
+    fit_relative(scaled, n, d, k, &params, &tiny);
+    assert_memory_equal(tiny->labels, ordinary->labels, n * sizeof *tiny->labels);
+    statgpu_gmm_result_destroy(ordinary);
+    statgpu_gmm_result_destroy(tiny);
+    for (size_t e = 0; e < n * d; ++e)
+        scaled[e] = data[e] * 1e-200;
+    statgpu_gmm_params relative = params;
+    relative.reg_covar_relative = 1;
+    assert_int_equal(statgpu_gmm(g_context, scaled, n, d, n, k, &relative, &tiny), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_null(tiny);
+    assert_non_null(strstr(statgpu_context_last_error(g_context), "beyond the range of a double"));
+
+    /* One variable: reg_covar times its variance, as an absolute reg_covar. */
+    for (int type = STATGPU_GMM_FULL; type <= STATGPU_GMM_SPHERICAL; ++type) {
+        double mean = 0.0, squares = 0.0;
+        for (size_t i = 0; i < n; ++i)
+            mean += data[i];
+        mean /= (double)n;
+        for (size_t i = 0; i < n; ++i)
+            squares += (data[i] - mean) * (data[i] - mean);
+        statgpu_gmm_params one = params;
+        one.covariance = (statgpu_gmm_covariance)type;
+        one.init = STATGPU_GMM_INIT_KMEANS;
+        one.reg_covar = 1e-3;
+        statgpu_gmm_result *relative = NULL, *absolute = NULL;
+        fit_relative(data, n, 1, k, &one, &relative);
+        one.reg_covar = 1e-3 * (squares / (double)n);
+        assert_int_equal(statgpu_gmm(g_context, data, n, 1, n, k, &one, &absolute), STATGPU_OK);
+        assert_true(same_result(relative, absolute));
+        statgpu_gmm_result_destroy(relative);
+        statgpu_gmm_result_destroy(absolute);
+    }
+
+    /* A constant variable beside Old Faithful's: repaired from reg_covar
+     * times the largest variance, never a failure. */
+    double *wide = malloc(n * 3 * sizeof *wide);
+    memcpy(wide, data, n * d * sizeof *wide);
+    for (size_t i = 0; i < n; ++i)
+        wide[i + 2 * n] = 1e-7;
+    for (int type = STATGPU_GMM_FULL; type <= STATGPU_GMM_SPHERICAL; ++type) {
+        params.covariance = (statgpu_gmm_covariance)type;
+        params.init = STATGPU_GMM_INIT_KMEANS;
+        statgpu_gmm_result *r = NULL;
+        fit_relative(wide, n, 3, k, &params, &r);
+        statgpu_gmm_result_destroy(r);
+    }
+    free(wide);
+    free(scaled);
+    free(data);
+}
+
 TEST_BACKEND_CONTEXT_FIXTURES(g_context, g_cuda, g_skip_reason)
 
 int main(int argc, char **argv)
@@ -1332,6 +1564,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_selection_side_by_side),
         cmocka_unit_test(test_matrix_arguments),
         cmocka_unit_test(test_initialisations),
+        cmocka_unit_test(test_relative_regularisers),
     };
     int failures = cmocka_run_group_tests(tests, setup, teardown);
     return test_exit_code(failures, g_skip_reason);

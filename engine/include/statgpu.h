@@ -588,7 +588,11 @@ STATGPU_API void statgpu_lts_result_destroy(statgpu_lts_result *result);
  *   - covariance types full (each component its own matrix), tied (one
  *     matrix for all), diag (each its own diagonal), spherical (each one
  *     variance); reg_covar is added to every variance (the diagonal) after
- *     each estimate;
+ *     each estimate, or with reg_covar_relative reg_covar times that
+ *     variable's variance over all the rows (scikit-learn's 1e-6 is meant
+ *     for standardised data: added as it is, it swamps the variances of
+ *     data in small units, 0.0003 +- 0.0001, and makes a fit depend on the
+ *     units; relative, a fit is the same in any units);
  *   - an iteration is an E-step (responsibilities from the current
  *     parameters, in log space: log-sum-exp over the components) and an
  *     M-step (nk = sum of responsibilities + 10 DBL_EPSILON, means,
@@ -642,6 +646,17 @@ typedef struct statgpu_gmm_params {
     const double          *initial_precisions;  /* GIVEN: full k blocks of n_vars x n_vars (block j at
                                                    j * n_vars^2, column-major); tied one block; diag
                                                    k x n_vars (leading dimension k); spherical k */
+    int                    reg_covar_relative;  /* 0 (default, scikit-learn's): every variable's regulariser
+                                                   is reg_covar; 1: variable v's is reg_covar times v's
+                                                   variance over the rows (sum of squared deviations / n_obs;
+                                                   a constant variable's: reg_covar times the largest
+                                                   variance, or reg_covar when every variable is constant),
+                                                   so that rescaling a variable rescales the fit with it and
+                                                   nothing else changes; data beyond about 1e120 or below
+                                                   1e-120 are then fitted times a power of two and the
+                                                   results given in their units (an error where a fitted
+                                                   variance is not a double: spreads beyond about 1e154 or
+                                                   below 1e-154) */
 } statgpu_gmm_params;
 
 typedef struct statgpu_gmm_result {

@@ -289,6 +289,35 @@ def check_gmm(write):
     code, again, _ = run("gmm", "2", faithful, "--tol", "1e-12", "--max-iter", "2000", "--threads", "1")
     check("gmm: the same bits with one thread and all", code == 0 and again == out, again)
 
+    # Other units give the same fit: the regulariser is 1e-6 of each column's
+    # variance, not scikit-learn's 1e-6 whatever the units, which swamps the
+    # variances of eruptions in units of 10^4 minutes (the two components
+    # would collapse into one). Means times the factors, the log-likelihood
+    # less n sum log factor (1e-8); data near 1e-130 are fitted scaled by a
+    # power of two; near 1e-200 the variances are not doubles: an error.
+    with open(faithful, newline="") as source:
+        rows = [tuple(map(float, row)) for row in list(csv.reader(source))[1:]]
+    code, out, err = run("gmm", "2", faithful, "--tol", "1e-12", "--max-iter", "2000", "--output", "means")
+    means = [list(map(float, row[1:])) for row in table(out)[1:]] if code == 0 else []
+    for factors in ((1e-4, 60.0), (1e-130, 1e-130)):
+        other = write("faithful_units.csv", "eruptions,waiting\n" + "".join(
+            "%r,%r\n" % (x * factors[0], y * factors[1]) for x, y in rows))
+        code, out, err = run("gmm", "2", other, "--tol", "1e-12", "--max-iter", "2000", "--output", "means")
+        got = [list(map(float, row[1:])) for row in table(out)[1:]] if code == 0 else []
+        code, out_summary, _ = run("gmm", "2", other, "--tol", "1e-12", "--max-iter", "2000")
+        other_summary = {row[2]: row[1] for row in table(out_summary)[1:]} if code == 0 else {}
+        shift = -len(rows) * (math.log(factors[0]) + math.log(factors[1]))
+        check(f"gmm in other units (eruptions x {factors[0]:g}, waiting x {factors[1]:g}): the same fit (1e-8)",
+              len(got) == 2 and len(means) == 2
+              and all(close(g, m * f, 1e-8) for grow, mrow in zip(got, means) for g, m, f in zip(grow, mrow, factors))
+              and close(float(other_summary.get("log-likelihood", "nan")),
+                        float(summary.get("log-likelihood", "nan")) + shift, 1e-8), out + err + out_summary)
+    tiny = write("faithful_tiny.csv", "eruptions,waiting\n" + "".join("%r,%r\n" % (x * 1e-200, y * 1e-200)
+                                                                       for x, y in rows))
+    code, out, err = run("gmm", "2", tiny)
+    check("gmm on data near 1e-200: the variances are beyond a double, said as an error",
+          code == 1 and out == "" and "beyond the range of a double" in err, out + err)
+
     # Model choice: K a list, --covariance all: a row per candidate, k by k;
     # the chosen one marked and printed by the other outputs. Old Faithful
     # chooses mclust's model among these (EEE, that is tied, with 3).

@@ -129,6 +129,20 @@ def check_cases(results, office, source_dir):
         # Three distinct rows, each twice: k = 4 is left out of the choice.
         sheet.getCellRangeByName("A300:B305").setDataArray(((1, 1), (2, 2), (3, 3), (1, 1), (2, 2), (3, 3)))
         place("distinct", "=GMMFIT($A$300:$B$305;{1;2;3;4};\"spherical\";\"selection\")", 4, 9)
+        # Data in other units (eruptions in 10^4 minutes, waiting in seconds),
+        # rows 401 to 672, the same cells empty and text.
+        units = (1e-4, 60.0)
+        source_rows = sheet.getCellRangeByPosition(0, 1, 1, ROWS).getDataArray()
+        sheet.getCellRangeByPosition(0, 400, 1, 399 + ROWS).setDataArray(tuple(
+            tuple(value * factor if isinstance(value, float) else value for value, factor in zip(row, units))
+            for row in source_rows))
+        for r in range(ROWS):
+            for v in range(2):
+                if sheet.getCellByPosition(v, r + 1).getType().value == "EMPTY":
+                    sheet.getCellByPosition(v, r + 400).clearContents(1 | 4)
+        place("means", "=GMMFIT(%s;2;;\"means\")" % DATA, 2, 2)
+        place("units means", "=GMMFIT($A$401:$B$%d;2;;\"means\")" % (400 + ROWS), 2, 2)
+        place("units summary", "=GMMFIT($A$401:$B$%d;2)" % (400 + ROWS), 13, 2)
         errors = ["=GMMFIT(%s;0)" % DATA, "=GMMFIT(%s;2;\"bogus\")" % DATA,
                   "=GMMFIT(%s;2;;\"bogus\")" % DATA, "=GMMFIT(%s;2;;;0.5)" % DATA,
                   "=GMMFIT(%s;$D$1:$D$2;;\"selection\")" % DATA, "=GMMFIT(%s;$C$4;;\"selection\")" % DATA]
@@ -226,6 +240,19 @@ def check_cases(results, office, source_dir):
         results.check("GMMFIT summary over a k range: the chosen model's k and BIC",
                       len(chosen_rows) == 1 and chosen.get("components") == chosen_rows[0][0]
                       and chosen.get(SUMMARY_NAMES[1]) == chosen_rows[0][4], "%r %r" % (chosen, chosen_rows))
+
+        means = grid(sheet, column_of["means"], 0, 2, 2)
+        units_means = grid(sheet, column_of["units means"], 0, 2, 2)
+        units_ll = outcome(sheet.getCellByPosition(column_of["units summary"], 0))
+        shift = -270 * (math.log(units[0]) + math.log(units[1]))
+        results.check("GMMFIT on the data in other units (eruptions x 1e-4, waiting x 60): the means times the "
+                      "factors and the log-likelihood less 270 ln(1e-4 60) (1e-8): the regulariser follows the "
+                      "units",
+                      all(got[0] == "value" and mean[0] == "value" and close(got[1], mean[1] * units[v], 1e-8)
+                          for got_row, mean_row in zip(units_means, means)
+                          for v, (got, mean) in enumerate(zip(got_row, mean_row)))
+                      and units_ll[0] == "value" and close(units_ll[1], ll + shift, 1e-8),
+                      "%r %r %r %r" % (means, units_means, units_ll, ll + shift))
 
         bad = [outcome(sheet.getCellByPosition(error_column, row)) for row in range(len(errors))]
         results.check("GMMFIT with k 0, Covariance \"bogus\", Output \"bogus\", Restarts 0.5, a k range of "

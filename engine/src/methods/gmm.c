@@ -17,6 +17,7 @@
 #include "core/pool.h"
 #include "core/threads.h"
 #include "core/matrix.h"
+#include "core/units.h"
 #include "methods/gmm_estep.h"
 
 #include <float.h>
@@ -36,8 +37,8 @@
 #define SG_GMM_MAX_K 512
 
 /* A covariance estimate that is not positive definite gets its regulariser
- * multiplied by 10, at most this many times (from reg_covar, or 1e-12 of its
- * largest variance when reg_covar is 0). */
+ * multiplied by 10, at most this many times (from each variable's, or 1e-12
+ * of its largest variance where that is 0). */
 #define SG_GMM_MAX_REPAIRS 40
 
 typedef struct sg_gmm_model {
@@ -52,7 +53,7 @@ typedef struct sg_gmm_fit {
     const double          *data;
     size_t                 n, d, ld, k;
     statgpu_gmm_covariance type;
-    double                 reg_covar;
+    const double          *reg;        /* d: each variable's regulariser (sg_gmm_regularisers) */
     int                    threads;
     size_t                 blocks;
     double                *resp;       /* n x k, leading dimension n */
@@ -97,6 +98,75 @@ static void sg_gmm_block_range(const sg_gmm_fit *fit, size_t b, size_t *begin, s
 {
     *begin = b * SG_GMM_BLOCK_ROWS;
     *end = *begin + SG_GMM_BLOCK_ROWS < fit->n ? *begin + SG_GMM_BLOCK_ROWS : fit->n;
+}
+
+/* ------------------------------------------------------ the regularisers */
+
+/* One pass over a block of rows: per variable the sum of x (means NULL) or
+ * of (x - mean)^2, into partials + b * stride. */
+typedef struct sg_gmm_spread_pass {
+    const sg_gmm_fit *fit;
+    const double     *means;
+    double           *partials;
+} sg_gmm_spread_pass;
+
+static void sg_gmm_spread_block(void *context, size_t b, int slot)
+{
+    (void)slot;
+    const sg_gmm_spread_pass *pass = context;
+    const sg_gmm_fit *fit = pass->fit;
+    size_t begin, end;
+    sg_gmm_block_range(fit, b, &begin, &end);
+    double *out = pass->partials + b * fit->stride;
+    for (size_t v = 0; v < fit->d; ++v) {
+        const double *x = fit->data + fit->ld * v;
+        double total = 0.0;
+        if (pass->means == NULL) {
+            for (size_t i = begin; i < end; ++i)
+                total += x[i];
+        } else {
+            const double mean = pass->means[v];
+            for (size_t i = begin; i < end; ++i)
+                total += (x[i] - mean) * (x[i] - mean);
+        }
+        out[v] = total;
+    }
+}
+
+/* The blocks' sums of each variable, added in block order (the same bits at
+ * any thread count), divided by n, into out (d). */
+static void sg_gmm_spread_totals(const sg_gmm_fit *fit, const double *means, double *out)
+{
+    sg_gmm_spread_pass pass = { fit, means, fit->partials };
+    sg_parallel_for(fit->threads, fit->blocks, sg_gmm_spread_block, &pass);
+    for (size_t v = 0; v < fit->d; ++v) {
+        double total = 0.0;
+        for (size_t b = 0; b < fit->blocks; ++b)
+            total += fit->partials[b * fit->stride + v];
+        out[v] = total / (double)fit->n;
+    }
+}
+
+/* Each variable's regulariser into reg (d): reg_covar, or with relative
+ * reg_covar times the variable's variance over the rows (two passes, the
+ * means then the squared deviations; fit->partials is scratch); a constant
+ * variable takes reg_covar times the largest variance, and reg_covar where
+ * every variable is constant. */
+static void sg_gmm_regularisers(const sg_gmm_fit *fit, double reg_covar, bool relative, double *reg)
+{
+    const size_t d = fit->d;
+    for (size_t v = 0; v < d; ++v)
+        reg[v] = reg_covar;
+    if (!relative)
+        return;
+    double means[SG_GMM_MAX_VARS], variances[SG_GMM_MAX_VARS];
+    sg_gmm_spread_totals(fit, NULL, means);
+    sg_gmm_spread_totals(fit, means, variances);
+    double largest = 0.0;
+    for (size_t v = 0; v < d; ++v)
+        largest = fmax(largest, variances[v]);
+    for (size_t v = 0; v < d; ++v)
+        reg[v] = reg_covar * (variances[v] > 0.0 ? variances[v] : largest > 0.0 ? largest : 1.0);
 }
 
 /* ------------------------------------------------------------ the E-step */
@@ -211,24 +281,24 @@ static bool sg_gmm_cholesky(const double *a, size_t d, double *l)
 /* The precision factor of a full covariance: U = inv(L)^T, upper, with L the
  * lower Cholesky factor of the covariance (scikit-learn's
  * solve_triangular(cov_chol, I, lower=True).T); returns sum log diag(U). The
- * covariance's diagonal is raised by its regulariser times 10 until it is
- * positive definite; *repaired counts the raises. */
-static bool sg_gmm_full_factor(double *covariance, size_t d, double reg_covar, double *u, double *l,
+ * covariance's diagonal is raised by its regularisers (reg, d) times 10
+ * until it is positive definite; *repaired counts the raises. */
+static bool sg_gmm_full_factor(double *covariance, size_t d, const double *reg, double *u, double *l,
                                double *log_det, size_t *repaired)
 {
-    double extra = reg_covar;
-    if (!(extra > 0.0)) {
-        double largest = 0.0;
-        for (size_t v = 0; v < d; ++v)
-            largest = fmax(largest, fabs(covariance[v + d * v]));
-        extra = largest > 0.0 ? 1e-12 * largest : 1e-12;
-    }
+    double largest = 0.0;
+    for (size_t v = 0; v < d; ++v)
+        largest = fmax(largest, fabs(covariance[v + d * v]));
+    double *extra = u;  /* the raises, until u is made */
+    for (size_t v = 0; v < d; ++v)
+        extra[v] = reg[v] > 0.0 ? reg[v] : largest > 0.0 ? 1e-12 * largest : 1e-12;
     for (int attempt = 0; !sg_gmm_cholesky(covariance, d, l); ++attempt) {
         if (attempt == SG_GMM_MAX_REPAIRS)
             return false;
-        for (size_t v = 0; v < d; ++v)
-            covariance[v + d * v] += extra;
-        extra *= 10.0;
+        for (size_t v = 0; v < d; ++v) {
+            covariance[v + d * v] += extra[v];
+            extra[v] *= 10.0;
+        }
         ++*repaired;
     }
     /* inv(L) by forward substitution, one column at a time, then U = inv(L)^T. */
@@ -319,8 +389,8 @@ static bool sg_gmm_m_finish(sg_gmm_fit *fit, const double *nk, double nk_total, 
                     cov[row + d * col] = cov[col + d * row] = value;
                 }
             for (size_t v = 0; v < d; ++v)
-                cov[v + d * v] += fit->reg_covar;
-            ok = sg_gmm_full_factor(cov, d, fit->reg_covar, m->prec_chol + j * d * d, l, &m->log_det[j],
+                cov[v + d * v] += fit->reg[v];
+            ok = sg_gmm_full_factor(cov, d, fit->reg, m->prec_chol + j * d * d, l, &m->log_det[j],
                                     &fit->regularised);
             if (ok)  /* the repaired diagonal goes to both triangles */
                 for (size_t col = 0; col < d; ++col)
@@ -338,9 +408,9 @@ static bool sg_gmm_m_finish(sg_gmm_fit *fit, const double *nk, double nk_total, 
                 cov[row + d * col] = cov[col + d * row] = total / nk_total;
             }
         for (size_t v = 0; v < d; ++v)
-            cov[v + d * v] += fit->reg_covar;
+            cov[v + d * v] += fit->reg[v];
         double log_det = 0.0;
-        ok = sg_gmm_full_factor(cov, d, fit->reg_covar, m->prec_chol, l, &log_det, &fit->regularised);
+        ok = sg_gmm_full_factor(cov, d, fit->reg, m->prec_chol, l, &log_det, &fit->regularised);
         for (size_t j = 0; j < k; ++j)
             m->log_det[j] = log_det;
         break;
@@ -350,9 +420,9 @@ static bool sg_gmm_m_finish(sg_gmm_fit *fit, const double *nk, double nk_total, 
         for (size_t j = 0; j < k; ++j) {
             double mean_variance = 0.0;
             for (size_t v = 0; v < d; ++v) {
-                double variance = sum[j * d + v] / nk[j] + fit->reg_covar;
-                if (!(variance > 0.0)) {  /* a constant column of a lone component, reg_covar 0 */
-                    variance = fit->reg_covar > 0.0 ? fit->reg_covar : 1e-12;
+                double variance = sum[j * d + v] / nk[j] + fit->reg[v];
+                if (!(variance > 0.0)) {  /* a constant column of a lone component, no regulariser */
+                    variance = fit->reg[v] > 0.0 ? fit->reg[v] : 1e-12;
                     ++fit->regularised;
                 }
                 mean_variance += variance;
@@ -943,7 +1013,7 @@ static statgpu_status sg_gmm_fit_data(statgpu_context *context, const double *da
     bool products = chosen.covariance == STATGPU_GMM_FULL || chosen.covariance == STATGPU_GMM_TIED;
     size_t blocks = (n + SG_GMM_BLOCK_ROWS - 1) / SG_GMM_BLOCK_ROWS;
     size_t stride = 1 + k + k * d + k * (products ? d * d : d);
-    sg_gmm_fit fit = { data, n, d, ld, k, chosen.covariance, chosen.reg_covar,
+    sg_gmm_fit fit = { data, n, d, ld, k, chosen.covariance, NULL,
                        sg_threads_for(context->cpu_thread_count, blocks, (double)n * (double)k * (double)d * (double)d),
                        blocks, NULL, NULL, NULL, stride, { 0 }, 0, device, false, NULL, NULL, NULL,
                        STATGPU_CUDA_OK, sg_gmm_estep_best_kernel(), NULL, false };
@@ -952,6 +1022,7 @@ static statgpu_status sg_gmm_fit_data(statgpu_context *context, const double *da
     size_t slot_count = 0;
     statgpu_gmm_result *result = calloc(1, sizeof *result);
     double *sums = malloc((k + k * d) * sizeof *sums);
+    double *reg = malloc(d * sizeof *reg);
     fit.resp = malloc(n * k * sizeof *fit.resp);
     fit.row_ll = malloc(n * sizeof *fit.row_ll);
     fit.partials = malloc(blocks * stride * sizeof *fit.partials);
@@ -961,7 +1032,7 @@ static statgpu_status sg_gmm_fit_data(statgpu_context *context, const double *da
                            * sizeof *fit.e_scratch);
     if (device != NULL)
         fit.factors = malloc(k * d * d * sizeof *fit.factors);
-    if (result == NULL || sums == NULL || fit.resp == NULL || fit.row_ll == NULL || fit.partials == NULL
+    if (result == NULL || sums == NULL || reg == NULL || fit.resp == NULL || fit.row_ll == NULL || fit.partials == NULL
         || fit.moments == NULL || fit.log_norm == NULL || fit.e_scratch == NULL || (device != NULL && fit.factors == NULL)
         || !sg_gmm_model_alloc(&fit.model, chosen.covariance, k, d)
         || !sg_gmm_model_alloc(&best, chosen.covariance, k, d)) {
@@ -969,6 +1040,8 @@ static statgpu_status sg_gmm_fit_data(statgpu_context *context, const double *da
                          "data and k = %zu", n, d, k);
         goto done;
     }
+    sg_gmm_regularisers(&fit, chosen.reg_covar, chosen.reg_covar_relative != 0, reg);
+    fit.reg = reg;
     size_t runs = chosen.init == STATGPU_GMM_INIT_GIVEN ? 1 : chosen.restart_count;
     double best_bound = -INFINITY;
     size_t best_iterations = 0, best_run = 0, best_regularised = 0;
@@ -1135,6 +1208,131 @@ done:
     free(fit.factors);
     free(fit.log_norm);
     free(sums);
+    free(reg);
+    return status;
+}
+
+/* ------------------------------------------------ data of any magnitude */
+
+typedef struct sg_gmm_magnitude_pass {
+    const double *data;
+    size_t        n, d, ld;
+    double        block_largest[];  /* one per block */
+} sg_gmm_magnitude_pass;
+
+static void sg_gmm_magnitude_block(void *context, size_t b, int slot)
+{
+    (void)slot;
+    sg_gmm_magnitude_pass *pass = context;
+    const size_t begin = b * SG_GMM_BLOCK_ROWS, end = begin + SG_GMM_BLOCK_ROWS < pass->n ? begin + SG_GMM_BLOCK_ROWS
+                                                                                          : pass->n;
+    double largest = 0.0;
+    for (size_t v = 0; v < pass->d; ++v)
+        for (size_t i = begin; i < end; ++i)
+            largest = fmax(largest, fabs(pass->data[i + pass->ld * v]));
+    pass->block_largest[b] = largest;
+}
+
+/* The largest magnitude in the data (finite), on the context's threads; -1
+ * when out of memory. */
+static double sg_gmm_largest_magnitude(const statgpu_context *context, const double *data, size_t n, size_t d,
+                                       size_t ld)
+{
+    const size_t blocks = (n + SG_GMM_BLOCK_ROWS - 1) / SG_GMM_BLOCK_ROWS;
+    sg_gmm_magnitude_pass *pass = malloc(sizeof *pass + blocks * sizeof(double));
+    if (pass == NULL)
+        return -1.0;
+    pass->data = data;
+    pass->n = n;
+    pass->d = d;
+    pass->ld = ld;
+    sg_parallel_for(sg_threads_for(context->cpu_thread_count, blocks, (double)n * (double)d), blocks,
+                    sg_gmm_magnitude_block, pass);
+    double largest = 0.0;
+    for (size_t b = 0; b < blocks; ++b)
+        largest = fmax(largest, pass->block_largest[b]);
+    free(pass);
+    return largest;
+}
+
+/* Gives a fit of the data times 2^e in the data's own units: means times
+ * 2^-e, covariances 2^-2e, precision factors 2^e, and every log density
+ * d e ln 2 higher (the density of x is that of x 2^e times 2^(d e)). False,
+ * with *decade the power of ten of the first one that is, where a variance
+ * leaves the normal doubles or a precision factor overflows (data whose
+ * squares are not doubles: near 1e-160 or 1e155). */
+static bool sg_gmm_unscale(statgpu_gmm_result *result, int e, int *decade)
+{
+    const size_t k = result->k, d = result->n_vars, n = result->n_obs;
+    const size_t cov = sg_gmm_cov_count(result->covariance, k, d);
+    const bool products = result->covariance == STATGPU_GMM_FULL || result->covariance == STATGPU_GMM_TIED;
+    for (size_t c = 0; c < cov; ++c) {
+        const bool diagonal = !products || c % d == (c / d) % d;
+        const double value = ldexp(result->covariances[c], -2 * e);
+        if ((diagonal && !(value >= DBL_MIN && value <= DBL_MAX))
+            || !(fabs(ldexp(result->precisions_cholesky[c], e)) <= DBL_MAX)) {
+            *decade = (int)floor(log10(fabs(result->covariances[c])) - 2.0 * (double)e * log10(2.0));
+            return false;
+        }
+    }
+    sg_units_scale(result->means, k * d, -e);
+    sg_units_scale(result->covariances, cov, -2 * e);
+    sg_units_scale(result->precisions_cholesky, cov, e);
+    const double shift = (double)d * (double)e * M_LN2;
+    for (size_t i = 0; i < n; ++i)
+        result->row_log_likelihood[i] += shift;
+    result->log_likelihood += (double)n * shift;
+    result->lower_bound += shift;
+    result->bic = -2.0 * result->log_likelihood + (double)result->parameter_count * log((double)n);
+    result->aic = -2.0 * result->log_likelihood + 2.0 * (double)result->parameter_count;
+    sg_gmm_describe(result, result->candidates);
+    return true;
+}
+
+/* statgpu_gmm on the data times 2^e (and given means times 2^e, given
+ * precisions times 2^-2e), its result in the data's units: with relative
+ * regularisers that is the fit of the data themselves, bit for bit but the
+ * log densities' shift, where their squares would leave the doubles. */
+static statgpu_status sg_gmm_fit_scaled(statgpu_context *context, const double *data, size_t n, size_t d, size_t ld,
+                                        size_t k, const statgpu_gmm_params *params, int e,
+                                        statgpu_gmm_result **out_result)
+{
+    statgpu_gmm_params scaled = *params;
+    const size_t cov = sg_gmm_cov_count(params->covariance, k, d);
+    const bool given = params->init == STATGPU_GMM_INIT_GIVEN;
+    double *copy = malloc(n * d * sizeof *copy);
+    double *means = given ? malloc(k * d * sizeof *means) : NULL;
+    double *precisions = given ? malloc(cov * sizeof *precisions) : NULL;
+    if (copy == NULL || (given && (means == NULL || precisions == NULL))) {
+        free(copy);
+        free(means);
+        free(precisions);
+        return sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate GMM work space for %zu x %zu data",
+                       n, d);
+    }
+    for (size_t v = 0; v < d; ++v)
+        for (size_t i = 0; i < n; ++i)
+            copy[i + n * v] = ldexp(data[i + ld * v], e);
+    if (given) {
+        for (size_t c = 0; c < k * d; ++c)
+            means[c] = ldexp(params->initial_means[c], e);
+        for (size_t c = 0; c < cov; ++c)
+            precisions[c] = ldexp(params->initial_precisions[c], -2 * e);
+        scaled.initial_means = means;
+        scaled.initial_precisions = precisions;
+    }
+    statgpu_status status = statgpu_gmm(context, copy, n, d, n, k, &scaled, out_result);
+    int decade = 0;
+    if (status == STATGPU_OK && !sg_gmm_unscale(*out_result, e, &decade)) {
+        statgpu_gmm_result_destroy(*out_result);
+        *out_result = NULL;
+        status = sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                         "a fitted variance, about 1e%d in the data's units squared, is beyond the range of a "
+                         "double; rescale the data", decade);
+    }
+    free(copy);
+    free(means);
+    free(precisions);
     return status;
 }
 
@@ -1155,6 +1353,16 @@ statgpu_status statgpu_gmm(statgpu_context *context, const double *data, size_t 
     statgpu_status status = sg_gmm_check(context, data, n_obs, n_vars, ld, k, &chosen);
     if (status != STATGPU_OK)
         return status;
+    if (chosen.reg_covar_relative) {
+        /* Relative regularisers make a fit the same in any units, so data
+         * whose squares would leave the doubles are fitted scaled. */
+        const double largest = sg_gmm_largest_magnitude(context, data, n_obs, n_vars, ld);
+        if (largest < 0.0)
+            return sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate GMM work space");
+        const int e = sg_units_exponent(largest);
+        if (e != 0)
+            return sg_gmm_fit_scaled(context, data, n_obs, n_vars, ld, k, &chosen, e, out_result);
+    }
 
     const statgpu_gmm_params checked = chosen;
 
