@@ -456,7 +456,9 @@ __host__ __device__ inline size_t block_sums_words(size_t entries)
     return (entries + kSumGroup - 1) / kSumGroup * (2 * kSumGroup);
 }
 
-__device__ __forceinline__ size_t block_sum_at(size_t e)
+/* A block's entries are fewer than 2^32: 32-bit arithmetic (the size_t
+ * form put the screen kernel at 44 bytes of spills). */
+__device__ __forceinline__ unsigned block_sum_at(unsigned e)
 {
     return e / kSumGroup * (2 * kSumGroup) + e % kSumGroup;
 }
@@ -469,10 +471,8 @@ struct ExactSums {
 /* Cluster j's variable v (a block's entries, fewer than 2^32, in 32 bits). */
 __device__ __forceinline__ unsigned long long *low_word_of(const ExactSums &sums, int j, int n_vars, int v)
 {
-    if (sums.blocked) {
-        const unsigned e = static_cast<unsigned>(j * n_vars + v);
-        return sums.words + (e / kSumGroup * (2 * kSumGroup) + e % kSumGroup);
-    }
+    if (sums.blocked)
+        return sums.words + block_sum_at(static_cast<unsigned>(j * n_vars + v));
     return sums.words + 2 * (static_cast<size_t>(j) * n_vars + v);
 }
 
@@ -627,7 +627,7 @@ __device__ __forceinline__ void flush_sums(const AssignArgs &args, const unsigne
     const size_t kd = static_cast<size_t>(args.k) * args.n_vars;
     if (args.moves_shared)
         for (size_t e = threadIdx.x; e < kd; e += blockDim.x) {
-            const unsigned long long *at = s_sums + block_sum_at(e);
+            const unsigned long long *at = s_sums + block_sum_at(static_cast<unsigned>(e));
             const unsigned long long low = at[0], high = at[kSumGroup];
             if ((low | high) != 0ull)
                 add_fixed(args.d_sums + 2 * e, 1, low, high);
@@ -2025,10 +2025,8 @@ bool launch_centroids(CallStatus &call, statgpu_cuda_kmeans_session *session, do
                       bool hold = false, bool early = false)
 {
     return call.check(launch(centroids_kernel, 1, kReduceThreads, 0, session->state->stream, early,
-                             static_cast<const unsigned long long *>(session->d_sums),
-                             static_cast<const unsigned long long *>(session->d_sizes), session->d_pass,
-                             static_cast<const int *>(session->d_shift), session->n_vars, session->k,
-                             static_cast<const double *>(session->d_centroids), session->d_next, session->d_counts,
+                             session->d_sums, session->d_sizes, session->d_pass, session->d_shift, session->n_vars,
+                             session->k, session->d_centroids, session->d_next, session->d_counts,
                              totals, session->use_bounds ? session->d_drift : nullptr,
                              hold ? session->d_hold : nullptr, sequence),
                       "launching the k-means centroid update");
