@@ -776,10 +776,13 @@ sal_Int32 completeRows(const InputRange& y, const InputRange& x)
     }
 }
 
-// The held-out rows the engine would refuse, by its own rule
-// (statgpu_bestsubset_split): a holdout must hold out a row and keep more
-// rows than the full model's coefficients to fit on; k-fold takes at most
-// one fold a row.
+// The held-out rows the engine would refuse whatever the data, by its own
+// rule (statgpu_bestsubset_split): a holdout must hold out a row and keep
+// more rows to fit on than the smallest full model's coefficients (one
+// predictor and the intercept); k-fold takes at most one fold a row. How
+// many coefficients the full model has the engine decides on the rows kept
+// (a constant or dependent column is dropped), so a holdout that keeps fewer
+// rows than X has columns is the run's to refuse, with the counts.
 void checkValidationRows(const Request& request)
 {
     const std::string validation = request.values.count("validation") != 0 ? trimmed(request.values.at("validation"))
@@ -808,13 +811,14 @@ void checkValidationRows(const Request& request)
                                            + std::to_string(rows) + " complete rows; at most one fold a row.");
         return;
     }
-    const std::size_t coefficients = (x.cells.getLength() > 0 ? x.cells[0].getLength() : 0)
-                                     + (request.values.count("intercept") != 0 && request.values.at("intercept") == "1");
+    const bool intercept = value(request, "intercept") == "1";
+    const std::size_t coefficients = 1 + (intercept ? 1 : 0);
     if (!valid || kept <= coefficients)
         throw FieldError(field.id, fieldName(field) + ": " + numberText(chosen) + " of " + std::to_string(rows)
                                        + " complete rows holds out " + std::to_string(held)
-                                       + "; at least one row must be held out, and more rows than the full "
-                                         "model's " + std::to_string(coefficients) + " coefficients kept to fit.");
+                                       + "; at least one row must be held out, and more rows kept to fit than "
+                                       + (intercept ? "the two coefficients of a predictor and the intercept."
+                                                    : "the one coefficient of a predictor."));
 }
 } // namespace
 

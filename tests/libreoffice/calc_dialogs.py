@@ -375,13 +375,14 @@ def find_accessible(context, name, role):
 
 
 def analysis_data(sheet, source_dir):
-    """The data sheet: faithful (A:B), stackloss with Y first (D:G), two
-    positive skewed columns (I:J), and two groups of numbers with a blank and
-    a text cell (L:M)."""
+    """The data sheet: faithful (A:B), stackloss with Y first (D:G) and a
+    constant column beside it (H), two positive skewed columns (I:J), and two
+    groups of numbers with a blank and a text cell (L:M)."""
     header, faithful = read_csv(os.path.join(source_dir, "samples", "faithful.csv"))
     put(sheet, 0, 0, header, faithful)
     header, stackloss = read_csv(os.path.join(source_dir, "samples", "stackloss.csv"))
     put(sheet, 3, 0, [header[3]] + header[:3], [[row[3]] + row[:3] for row in stackloss])
+    put(sheet, 7, 0, ["constant"], [[1.0] for _ in stackloss])
     rng = random.Random(7)
     skewed = [[round(rng.lognormvariate(0.0, 0.5), 4), round(rng.lognormvariate(1.0, 0.3), 4)] for _ in range(60)]
     put(sheet, 8, 0, ["rt1", "rt2"], skewed)
@@ -577,7 +578,8 @@ def check_variants(results, document, frame, fields, formulas):
              ("lts", dict(fields["lts"], x=fields["lts"]["y"].replace(":$D$", ":$G$")), "X (predictors)"),
              # A holdout that leaves no row held out, or none to fit on, of the
              # 21 complete rows: refused before the run, as the engine would
-             # refuse it after (both had been taken by the dialog).
+             # refuse it after, whatever the data (both had been taken by the
+             # dialog).
              ("bestsubset", dict(fields["bestsubset"], validation="holdout", holdout="0.01"),
               "Share held out (holdout)"),
              ("bestsubset", dict(fields["bestsubset"], validation="holdout", holdout="0.99"),
@@ -588,6 +590,21 @@ def check_variants(results, document, frame, fields, formulas):
         message = run_dialog(frame, command, values)
         results.check("invalid: %s names %r and writes nothing" % (command, named),
                       message.startswith(named) and sheets.getCount() == count, message)
+
+    # A holdout of 16 of the 21 rows keeps 5, as many as X's four columns
+    # and the intercept, but one column is constant: the engine drops it, its
+    # full model has 4 coefficients and it runs (the dialog had refused it,
+    # counting every column). Held out 17, 4 rows are too few: the run says so.
+    count = sheets.getCount()
+    with_constant = dict(fields["bestsubset"], x=fields["bestsubset"]["x"].replace("$G$", "$H$"),
+                         validation="holdout", holdout="0.762")
+    message = run_dialog(frame, "bestsubset", with_constant)
+    results.check("bestsubset holdout keeping 5 rows for X's 4 columns, one constant, and the intercept: a report",
+                  message == "" and sheets.getCount() == count + 1, message)
+    message = run_dialog(frame, "bestsubset", dict(with_constant, holdout="0.8"))
+    results.check("bestsubset holdout keeping 4 rows for 4 coefficients: the run refuses it, with the counts",
+                  "4 rows without the held-out rows for a full model of 4 coefficients" in message
+                  and sheets.getCount() == count + 1, message)
 
     # Whole columns: read to the last row used (the per-row tables had made
     # the report fail at the sheet's million rows).
