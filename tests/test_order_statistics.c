@@ -10,6 +10,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -644,6 +645,95 @@ static void test_every_method_is_exact(void **state)
     free(data);
 }
 
+/* The CPU's window select (AUTO from 2^16 values, CUTTING_PLANE from 2^12,
+ * one to four ranks): the same bits as a sorted copy on every pattern, for
+ * a rank alone, a median's two, three far apart and four at the ends, from
+ * float64 and float32, host and scratch memory; and with the windows shrunk
+ * to their sample key (STATGPU_SELECT_WINDOW_REACH=0, so that most ranks
+ * fall outside theirs and are selected again by radix select) and to half
+ * a standard deviation. NaN anywhere is found by the window's own pass. */
+static void test_window_select(void **state)
+{
+    (void)state;
+    statgpu_context_params params;
+    statgpu_context_params_init(&params);
+    params.backend = STATGPU_BACKEND_CPU;
+    const char *const reaches[] = { NULL, "0.5", "0" };
+    const size_t counts[] = { 4096, 70001, 200003 };
+    for (size_t r = 0; r < 3; ++r) {
+        if (reaches[r] == NULL)
+            assert_int_equal(unsetenv("STATGPU_SELECT_WINDOW_REACH"), 0);
+        else
+            assert_int_equal(setenv("STATGPU_SELECT_WINDOW_REACH", reaches[r], 1), 0);
+        for (statgpu_select_method method = STATGPU_SELECT_AUTO; method <= STATGPU_SELECT_CUTTING_PLANE; ++method) {
+            params.select_method = method;
+            statgpu_context *context = NULL;
+            assert_int_equal(statgpu_context_create(&params, &context), STATGPU_OK);
+            for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
+                const size_t n = counts[c];
+                double *data = malloc(n * sizeof *data);
+                float *narrow = malloc(n * sizeof *narrow);
+                for (int pattern = 0; pattern < PATTERN_COUNT; ++pattern) {
+                    test_fill(data, n, (test_pattern)pattern, 31 + n);
+                    double *sorted = test_sorted_copy(data, n);
+                    const size_t sets[5][4] = { { n / 3 + 1 }, { n / 2, n / 2 + 1 }, { 17, n / 2, n - 3 },
+                                                { 1, 2, n - 1, n }, { n } };
+                    const size_t sizes[5] = { 1, 2, 3, 4, 1 };
+                    for (size_t set = 0; set < 5; ++set) {
+                        double results[4];
+                        statgpu_vector vector = { data, n, STATGPU_DTYPE_FLOAT64,
+                                                  set == 1 ? STATGPU_MEMORY_HOST_SCRATCH : STATGPU_MEMORY_HOST };
+                        assert_int_equal(statgpu_vector_select(context, &vector, sets[set], sizes[set], results),
+                                         STATGPU_OK);
+                        for (size_t j = 0; j < sizes[set]; ++j)
+                            if (!test_same_bits(results[j], sorted[sets[set][j] - 1]))
+                                fail_msg("reach %s, method %d, %s n=%zu k=%zu: got %.17g, expected %.17g",
+                                         reaches[r] ? reaches[r] : "4", (int)method, test_pattern_names[pattern], n,
+                                         sets[set][j], results[j], sorted[sets[set][j] - 1]);
+                        test_fill(data, n, (test_pattern)pattern, 31 + n);  /* scratch may be reordered */
+                    }
+                    /* float32: the widened values' order. */
+                    bool finite = true;
+                    for (size_t i = 0; i < n; ++i) {
+                        narrow[i] = (float)data[i];
+                        finite = finite && isfinite(narrow[i]) == isfinite(data[i]);
+                        sorted[i] = (double)narrow[i];
+                    }
+                    if (finite) {
+                        qsort(sorted, n, sizeof *sorted, test_total_order_compare);
+                        double results[3];
+                        statgpu_vector vector = { narrow, n, STATGPU_DTYPE_FLOAT32, STATGPU_MEMORY_HOST };
+                        assert_int_equal(statgpu_vector_select(context, &vector, sets[2], 3, results), STATGPU_OK);
+                        for (size_t j = 0; j < 3; ++j)
+                            if (!test_same_bits(results[j], sorted[sets[2][j] - 1]))
+                                fail_msg("float32, reach %s, method %d, %s n=%zu k=%zu: got %.17g, expected %.17g",
+                                         reaches[r] ? reaches[r] : "4", (int)method, test_pattern_names[pattern],
+                                         n, sets[2][j], results[j], sorted[sets[2][j] - 1]);
+                    }
+                    free(sorted);
+                }
+                /* NaN first, last, in the middle. */
+                const size_t places[3] = { 0, n - 1, n / 2 + 7 };
+                for (size_t p = 0; p < 3; ++p) {
+                    test_fill(data, n, PATTERN_NORMAL, p);
+                    data[places[p]] = NAN;
+                    double result = 0.0;
+                    assert_int_equal(statgpu_median(context, data, n, &result), STATGPU_ERROR_NAN_IN_DATA);
+                    narrow[places[p]] = NAN;
+                    const size_t rank = 5;
+                    statgpu_vector vector = { narrow, n, STATGPU_DTYPE_FLOAT32, STATGPU_MEMORY_HOST };
+                    assert_int_equal(statgpu_vector_select(context, &vector, &rank, 1, &result),
+                                     STATGPU_ERROR_NAN_IN_DATA);
+                }
+                free(data);
+                free(narrow);
+            }
+            statgpu_context_destroy(context);
+        }
+    }
+    assert_int_equal(unsetenv("STATGPU_SELECT_WINDOW_REACH"), 0);
+}
+
 /* ---------------------------------------------------------------- main */
 
 static int setup(void **state)
@@ -694,6 +784,7 @@ int main(void)
         cmocka_unit_test(test_vector_bad_arguments),
         cmocka_unit_test(test_device_memory_needs_cuda),
         cmocka_unit_test(test_every_method_is_exact),
+        cmocka_unit_test(test_window_select),
         cmocka_unit_test(test_scratch_memory_is_exact),
     };
     int failures = cmocka_run_group_tests_name(

@@ -86,14 +86,11 @@ static statgpu_status sg_select_ranks(statgpu_context *context, const statgpu_ve
         sg_dispatch_note_cpu(context, status, message, NULL);
     }
 
-    if (sg_cpu_has_nan(data->data, data->dtype, data->count, context->cpu_thread_count))
+    statgpu_status status = sg_cpu_select_ranks_nan_checked(
+        data->data, data->dtype, data->count, data->memory == STATGPU_MEMORY_HOST_SCRATCH, ranks, rank_count,
+        context->params.select_method, results, context->cpu_thread_count);
+    if (status == STATGPU_ERROR_NAN_IN_DATA)
         return sg_fail(context, STATGPU_ERROR_NAN_IN_DATA, "the data contain NaN");
-    statgpu_status status =
-        data->memory == STATGPU_MEMORY_HOST_SCRATCH && data->dtype == STATGPU_DTYPE_FLOAT64
-            ? sg_cpu_select_ranks_in_place((double *)(uintptr_t)data->data, data->count, ranks, rank_count,
-                                           context->params.select_method, results, context->cpu_thread_count)
-            : sg_cpu_select_ranks(data->data, data->dtype, data->count, ranks, rank_count,
-                                  context->params.select_method, results, context->cpu_thread_count);
     if (status != STATGPU_OK)
         return sg_fail(context, status, "could not allocate work space for %zu values", data->count);
     sg_dispatch_ran(context, STATGPU_BACKEND_CPU, 0.0, 0.0);

@@ -49,6 +49,14 @@ statgpu_status sg_cpu_select_ranks(const void *data, statgpu_dtype dtype, size_t
 statgpu_status sg_cpu_select_ranks_in_place(double *data, size_t data_count, const size_t *ranks, size_t rank_count,
                                             statgpu_select_method method, double *results, int thread_count);
 
+/* sg_cpu_select_ranks (scratch: sg_cpu_select_ranks_in_place for float64)
+ * on data that may hold NaN: STATGPU_ERROR_NAN_IN_DATA where they do, looked
+ * for in the selection's own pass where the selection reads the data once
+ * (window select), by a pass of its own before otherwise. */
+statgpu_status sg_cpu_select_ranks_nan_checked(const void *data, statgpu_dtype dtype, size_t data_count, bool scratch,
+                                               const size_t *ranks, size_t rank_count, statgpu_select_method method,
+                                               double *results, int thread_count);
+
 /* Order statistics on the context's device (methods/order_statistics_cuda.c;
  * sg_cuda_ensure() must have succeeded): ranks ascending and distinct. */
 statgpu_cuda_status sg_cuda_select(statgpu_context *context, const statgpu_vector *data,

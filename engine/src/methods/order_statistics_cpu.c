@@ -5,7 +5,13 @@
  * (sg_key_from_double), so every comparison below is an integer comparison,
  * -0.0 sorts before +0.0 and infinities need no special case.
  *
- * Two algorithms, both expected O(n):
+ * Three algorithms, all expected O(n):
+ *   - window select (Floyd and Rivest) for a few ranks of a large array, the
+ *     default there: a sample of the keys bounds each rank's key, one pass
+ *     over the data counts the keys below each bound and copies those
+ *     between, and introselect finishes on the copy: the data are read once
+ *     (NaN looked for in the same pass), where radix select reads them two to
+ *     four times a rank;
  *   - radix select for a few ranks of a large array: each pass histograms the
  *     next 16 bits of the keys that still match the chosen prefix, with one
  *     private histogram per thread; once the chosen bucket is small the
@@ -17,7 +23,10 @@
 #include "internal.h"
 
 #include "core/pool.h"
+#include "core/random.h"
 #include "core/threads.h"
+
+#include <math.h>
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -387,7 +396,323 @@ static statgpu_status sg_radix_select(const void *data, statgpu_dtype dtype, con
     return status;
 }
 
+/* ----------------------------------------------------------- window select */
+
+enum {
+    /* Keys sampled to place the windows: a 64th of the data, from 256 to
+     * this many. The windows hold about 6 / sqrt(m) of the data (3.3% at
+     * 2^15); the sample's places are found by introselect on one thread,
+     * which took 6.5 ms at 2^18 keys (2-core machine). */
+    SG_WINDOW_SAMPLE      = 1 << 15,
+    /* Sample keys a block of the sampling loop. */
+    SG_WINDOW_SAMPLE_BLOCK = 1 << 12,
+    /* Below this the sample would be most of the data: a copy and introselect. */
+    SG_WINDOW_MIN_COUNT   = 1 << 12,
+    /* At most this many windows, one a rank (merged where they overlap). */
+    SG_WINDOW_MOST        = SG_RADIX_MAX_RANKS
+};
+
+/* A window [low, high] of keys and what one thread found of it. */
+typedef struct sg_window_found {
+    uint64_t *keys;      /* the keys inside the window */
+    size_t    count, capacity;
+    size_t    below;     /* keys below low */
+} sg_window_found;
+
+typedef struct sg_window_pass {
+    const void      *data;
+    statgpu_dtype    dtype;
+    size_t           count;
+    int              windows;
+    uint64_t         low[SG_WINDOW_MOST], high[SG_WINDOW_MOST];
+    int              team;
+    sg_window_found *found;  /* team x SG_WINDOW_MOST, by slot */
+    atomic_int       nan, out_of_memory;
+} sg_window_pass;
+
+typedef struct sg_window_sampling {
+    const void   *data;
+    statgpu_dtype dtype;
+    size_t        count, m;
+    uint64_t     *sample;
+} sg_window_sampling;
+
+/* Sample key s is the key at a place hashed from s: the same sample on any
+ * team. */
+static void sg_window_sample_block(void *context, size_t block, int slot)
+{
+    (void)slot;
+    const sg_window_sampling *sampling = context;
+    const size_t begin = block * SG_WINDOW_SAMPLE_BLOCK;
+    const size_t end = begin + SG_WINDOW_SAMPLE_BLOCK < sampling->m ? begin + SG_WINDOW_SAMPLE_BLOCK : sampling->m;
+    for (size_t s = begin; s < end; ++s) {
+        const uint64_t hash = sg_mix64(0x5E1EC7ull + s * SG_GOLDEN);
+        const size_t place = (size_t)(((unsigned __int128)hash * sampling->count) >> 64);
+        sampling->sample[s] = sg_key_at(sampling->data, sampling->dtype, place);
+    }
+}
+
+/* Each thread's keys of window w into keys, at offsets in slot order. */
+typedef struct sg_window_gather {
+    const sg_window_found *found;
+    int                    window;
+    uint64_t              *keys;
+    const size_t          *offsets;  /* team */
+} sg_window_gather;
+
+static void sg_window_gather_slot(void *context, size_t t, int slot)
+{
+    (void)slot;
+    const sg_window_gather *gather = context;
+    const sg_window_found *found = &gather->found[t * SG_WINDOW_MOST + (size_t)gather->window];
+    memcpy(gather->keys + gather->offsets[t], found->keys, found->count * sizeof *gather->keys);
+}
+
+static bool sg_window_keep(sg_window_found *found, uint64_t key)
+{
+    if (found->count == found->capacity) {  /* beyond the expected share: grow */
+        size_t capacity = found->capacity ? 2 * found->capacity : SG_PASS_BLOCK / 16;
+        uint64_t *keys = realloc(found->keys, capacity * sizeof *keys);
+        if (keys == NULL)
+            return false;
+        found->keys = keys;
+        found->capacity = capacity;
+    }
+    found->keys[found->count++] = key;
+    return true;
+}
+
+/* Elements [begin, end) against the windows, float32 or float64 (a
+ * constant where it is inlined): NaN, and one window (a median's, the common
+ * case) with a compare a key. False when a kept key found no memory. */
+static inline __attribute__((always_inline)) bool sg_window_scan(sg_window_pass *pass, sg_window_found *found,
+                                                                 size_t begin, size_t end, bool narrow, int *nan)
+{
+    const float *floats = pass->data;
+    const double *doubles = pass->data;
+    bool kept = true;
+    int seen = 0;
+    if (pass->windows == 1) {
+        const uint64_t low = pass->low[0], span = pass->high[0] - low;
+        size_t below = 0;
+        for (size_t i = begin; i < end; ++i) {
+            const double value = narrow ? (double)floats[i] : doubles[i];
+            const uint64_t key = sg_key_from_double(value);
+            seen |= value != value;
+            below += key < low;
+            if (key - low <= span)  /* low <= key <= high, unsigned */
+                kept &= sg_window_keep(&found[0], key);
+        }
+        found[0].below += below;
+    } else {
+        for (size_t i = begin; i < end; ++i) {
+            const double value = narrow ? (double)floats[i] : doubles[i];
+            const uint64_t key = sg_key_from_double(value);
+            seen |= value != value;
+            for (int w = 0; w < pass->windows; ++w) {
+                if (key < pass->low[w])
+                    ++found[w].below;
+                else if (key <= pass->high[w])
+                    kept &= sg_window_keep(&found[w], key);
+            }
+        }
+    }
+    *nan |= seen;
+    return kept;
+}
+
+static void sg_window_block(void *context, size_t block, int slot)
+{
+    sg_window_pass *pass = context;
+    size_t begin, end;
+    sg_pass_range(block, pass->count, &begin, &end);
+    sg_window_found *found = pass->found + (size_t)slot * SG_WINDOW_MOST;
+    int nan = 0;
+    const bool kept = pass->dtype == STATGPU_DTYPE_FLOAT32 ? sg_window_scan(pass, found, begin, end, true, &nan)
+                                                           : sg_window_scan(pass, found, begin, end, false, &nan);
+    if (nan)
+        atomic_store_explicit(&pass->nan, 1, memory_order_relaxed);
+    if (!kept)
+        atomic_store_explicit(&pass->out_of_memory, 1, memory_order_relaxed);
+}
+
+/* The ranks (ascending, distinct, at most SG_WINDOW_MOST) of data_count >=
+ * SG_WINDOW_MIN_COUNT values, and NaN: STATGPU_ERROR_NAN_IN_DATA where the
+ * data hold one. A rank's window runs from the sample's key 4 sqrt(m) places
+ * below the rank's place in the sample (m keys) to the one 4 sqrt(m) above:
+ * eight standard deviations of the sample's count below the rank's key
+ * either side, so that a rank outside its window (selected again, by radix
+ * select) comes about once in 10^15 calls; the windows hold about 8 /
+ * sqrt(m) of the data each (3% at m = 2^16). The results do not depend on
+ * the sample, only the time does. */
+static statgpu_status sg_window_select(const void *data, statgpu_dtype dtype, size_t data_count, const size_t *ranks,
+                                       size_t rank_count, double *results, int thread_count)
+{
+    const size_t m = data_count / 64 > SG_WINDOW_SAMPLE ? SG_WINDOW_SAMPLE
+                     : data_count / 64 < 256           ? 256
+                                                       : data_count / 64;
+    double multiple = 3.0;
+    /* STATGPU_SELECT_WINDOW_REACH sets the 3, for tests of the ranks that
+     * fall outside their windows (at 0 most do). */
+    const char *text = getenv("STATGPU_SELECT_WINDOW_REACH");
+    if (text != NULL && atof(text) >= 0.0 && atof(text) <= 64.0)
+        multiple = atof(text);
+    const double reach = multiple * sqrt((double)m);
+    uint64_t *sample = malloc(m * sizeof *sample);
+    size_t *places = malloc(2 * rank_count * sizeof *places);
+    sg_window_pass *pass = calloc(1, sizeof *pass);
+    statgpu_status status = STATGPU_OK;
+    if (sample == NULL || places == NULL || pass == NULL) {
+        status = STATGPU_ERROR_OUT_OF_MEMORY;
+        goto done;
+    }
+    sg_window_sampling sampling = { data, dtype, data_count, m, sample };
+    const size_t sample_blocks = (m + SG_WINDOW_SAMPLE_BLOCK - 1) / SG_WINDOW_SAMPLE_BLOCK;
+    sg_parallel_for(sg_threads_for(thread_count, sample_blocks, 64.0 * (double)m), sample_blocks,
+                    sg_window_sample_block, &sampling);
+    /* Each rank's two places in the sample (outside it: no bound). */
+    uint64_t low[SG_WINDOW_MOST], high[SG_WINDOW_MOST];
+    for (size_t j = 0; j < rank_count; ++j) {
+        const double centre = ((double)ranks[j] - 0.5) / (double)data_count * (double)m;
+        const double below = floor(centre - reach), above = ceil(centre + reach);
+        places[2 * j] = below < 0.0 ? SIZE_MAX : (size_t)below;
+        places[2 * j + 1] = above >= (double)m ? SIZE_MAX : (size_t)above;
+    }
+    size_t sorted_places[2 * SG_WINDOW_MOST] = { 0 }, place_count = 0;
+    for (size_t p = 0; p < 2 * rank_count; ++p) {
+        if (places[p] == SIZE_MAX)
+            continue;
+        size_t at = place_count++;  /* insertion: at most eight places */
+        for (; at > 0 && sorted_places[at - 1] > places[p]; --at)
+            sorted_places[at] = sorted_places[at - 1];
+        sorted_places[at] = places[p];
+    }
+    sg_multiselect(sample, 0, m, sorted_places, place_count);
+    for (size_t j = 0; j < rank_count; ++j) {
+        low[j] = places[2 * j] == SIZE_MAX ? 0 : sample[places[2 * j]];
+        high[j] = places[2 * j + 1] == SIZE_MAX ? UINT64_MAX : sample[places[2 * j + 1]];
+    }
+    /* The windows, ascending; overlapping ones merged. window_of[j]: rank j's. */
+    int window_of[SG_WINDOW_MOST];
+    pass->data = data;
+    pass->dtype = dtype;
+    pass->count = data_count;
+    for (size_t j = 0; j < rank_count; ++j) {
+        int w = pass->windows - 1;
+        if (w >= 0 && low[j] <= pass->high[w]) {
+            pass->high[w] = high[j] > pass->high[w] ? high[j] : pass->high[w];
+        } else {
+            w = pass->windows++;
+            pass->low[w] = low[j];
+            pass->high[w] = high[j];
+        }
+        window_of[j] = w;
+    }
+    const size_t blocks = (data_count + SG_PASS_BLOCK - 1) / SG_PASS_BLOCK;
+    const int team = sg_threads_for(thread_count, blocks, (double)data_count);
+    pass->found = calloc((size_t)team * SG_WINDOW_MOST, sizeof *pass->found);
+    if (pass->found == NULL) {
+        status = STATGPU_ERROR_OUT_OF_MEMORY;
+        goto done;
+    }
+    pass->team = team;
+    /* Each thread's expected share of each window and a quarter more,
+     * reserved once (grown in the pass only beyond that). */
+    for (int w = 0; w < pass->windows; ++w) {
+        double ranks_in = 0.0;
+        for (size_t j = 0; j < rank_count; ++j)
+            ranks_in += window_of[j] == w;
+        const double fraction = fmin(1.0, ranks_in * (2.0 * reach + 2.0) / (double)m);
+        const size_t capacity = (size_t)(1.25 * fraction * (double)data_count / (double)team) + SG_PASS_BLOCK / 16;
+        for (int t = 0; t < team; ++t) {
+            sg_window_found *found = &pass->found[(size_t)t * SG_WINDOW_MOST + (size_t)w];
+            found->keys = malloc(capacity * sizeof *found->keys);
+            found->capacity = found->keys != NULL ? capacity : 0;
+        }
+    }
+    atomic_init(&pass->nan, 0);
+    atomic_init(&pass->out_of_memory, 0);
+    sg_parallel_for(team, blocks, sg_window_block, pass);
+    if (atomic_load_explicit(&pass->nan, memory_order_relaxed)) {
+        status = STATGPU_ERROR_NAN_IN_DATA;
+        goto done;
+    }
+    if (atomic_load_explicit(&pass->out_of_memory, memory_order_relaxed)) {
+        status = STATGPU_ERROR_OUT_OF_MEMORY;
+        goto done;
+    }
+    for (int w = 0; w < pass->windows && status == STATGPU_OK; ++w) {
+        size_t below = 0, inside = 0;
+        for (int t = 0; t < team; ++t) {
+            below += pass->found[(size_t)t * SG_WINDOW_MOST + w].below;
+            inside += pass->found[(size_t)t * SG_WINDOW_MOST + w].count;
+        }
+        uint64_t *keys = malloc((inside > 0 ? inside : 1) * sizeof *keys);
+        size_t *positions = malloc(rank_count * sizeof *positions), *offsets = malloc((size_t)team * sizeof *offsets);
+        if (keys == NULL || positions == NULL || offsets == NULL) {
+            free(keys);
+            free(positions);
+            free(offsets);
+            status = STATGPU_ERROR_OUT_OF_MEMORY;
+            break;
+        }
+        size_t at = 0;
+        for (int t = 0; t < team; ++t) {
+            offsets[t] = at;
+            at += pass->found[(size_t)t * SG_WINDOW_MOST + w].count;
+        }
+        sg_window_gather gather = { pass->found, w, keys, offsets };
+        sg_parallel_for(sg_threads_for(team, (size_t)team, (double)inside), (size_t)team, sg_window_gather_slot,
+                        &gather);
+        free(offsets);
+        /* Many keys: a radix select of each rank on the threads; few: introselect. */
+        const bool many = inside >= SG_RADIX_MIN_COUNT;
+        size_t position_count = 0;
+        for (size_t j = 0; j < rank_count; ++j)
+            if (window_of[j] == w && ranks[j] > below && ranks[j] <= below + inside)
+                positions[position_count++] = ranks[j] - below - 1;
+        if (!many)
+            sg_multiselect(keys, 0, inside, positions, position_count);
+        for (size_t j = 0; j < rank_count && status == STATGPU_OK; ++j) {
+            if (window_of[j] != w)
+                continue;
+            if (ranks[j] > below && ranks[j] <= below + inside) {
+                if (many)
+                    status = sg_radix_select(NULL, STATGPU_DTYPE_FLOAT64, keys, inside, ranks[j] - below, thread_count,
+                                             &results[j]);
+                else
+                    results[j] = sg_double_from_key(keys[ranks[j] - below - 1]);
+            } else {  /* outside its window: read the data again */
+                status = sg_radix_select(data, dtype, NULL, data_count, ranks[j], thread_count, &results[j]);
+            }
+        }
+        free(keys);
+        free(positions);
+    }
+done:
+    if (pass != NULL && pass->found != NULL)
+        for (size_t f = 0; f < (size_t)pass->team * SG_WINDOW_MOST; ++f)
+            free(pass->found[f].keys);
+    free(pass != NULL ? pass->found : NULL);
+    free(pass);
+    free(places);
+    free(sample);
+    return status;
+}
+
 /* ---------------------------------------------------------------- dispatch */
+
+/* Window select where it applies: a few ranks of large data (AUTO, from
+ * where radix select would run), or CUTTING_PLANE, the CPU's sampled
+ * bounds, from SG_WINDOW_MIN_COUNT values. */
+static bool sg_window_chosen(statgpu_select_method method, size_t data_count, size_t rank_count)
+{
+    if (rank_count > SG_WINDOW_MOST)
+        return false;
+    if (method == STATGPU_SELECT_CUTTING_PLANE)
+        return data_count >= SG_WINDOW_MIN_COUNT;
+    return method == STATGPU_SELECT_AUTO && data_count >= SG_RADIX_MIN_COUNT;
+}
 
 int sg_compare_keys(const void *a, const void *b)
 {
@@ -424,6 +749,8 @@ statgpu_status sg_cpu_select_ranks(const void *data, statgpu_dtype dtype, size_t
     thread_count = sg_threads_for(thread_count, (size_t)thread_count, (double)data_count);
     if (method == STATGPU_SELECT_SORT)
         return sg_select_by_sort(data, dtype, data_count, ranks, rank_count, results);
+    if (sg_window_chosen(method, data_count, rank_count))
+        return sg_window_select(data, dtype, data_count, ranks, rank_count, results, thread_count);
     bool radix = method == STATGPU_SELECT_RADIX
                  || (data_count >= SG_RADIX_MIN_COUNT && rank_count <= SG_RADIX_MAX_RANKS);
     if (!radix)
@@ -481,4 +808,20 @@ statgpu_status sg_cpu_select_ranks_in_place(double *data, size_t data_count, con
         return STATGPU_OK;
     }
     return sg_select_keys(keys, data_count, ranks, rank_count, results);
+}
+
+statgpu_status sg_cpu_select_ranks_nan_checked(const void *data, statgpu_dtype dtype, size_t data_count, bool scratch,
+                                               const size_t *ranks, size_t rank_count, statgpu_select_method method,
+                                               double *results, int thread_count)
+{
+    if (thread_count < 1)
+        thread_count = 1;
+    if (sg_window_chosen(method, data_count, rank_count))
+        return sg_window_select(data, dtype, data_count, ranks, rank_count, results, thread_count);
+    if (sg_cpu_has_nan(data, dtype, data_count, thread_count))
+        return STATGPU_ERROR_NAN_IN_DATA;
+    return scratch && dtype == STATGPU_DTYPE_FLOAT64
+               ? sg_cpu_select_ranks_in_place((double *)(uintptr_t)data, data_count, ranks, rank_count, method,
+                                              results, thread_count)
+               : sg_cpu_select_ranks(data, dtype, data_count, ranks, rank_count, method, results, thread_count);
 }
