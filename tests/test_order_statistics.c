@@ -688,7 +688,7 @@ static void test_window_select(void **state)
                         for (size_t j = 0; j < sizes[set]; ++j)
                             if (!test_same_bits(results[j], sorted[sets[set][j] - 1]))
                                 fail_msg("reach %s, method %d, %s n=%zu k=%zu: got %.17g, expected %.17g",
-                                         reaches[r] ? reaches[r] : "4", (int)method, test_pattern_names[pattern], n,
+                                         reaches[r] ? reaches[r] : "3", (int)method, test_pattern_names[pattern], n,
                                          sets[set][j], results[j], sorted[sets[set][j] - 1]);
                         test_fill(data, n, (test_pattern)pattern, 31 + n);  /* scratch may be reordered */
                     }
@@ -707,9 +707,36 @@ static void test_window_select(void **state)
                         for (size_t j = 0; j < 3; ++j)
                             if (!test_same_bits(results[j], sorted[sets[2][j] - 1]))
                                 fail_msg("float32, reach %s, method %d, %s n=%zu k=%zu: got %.17g, expected %.17g",
-                                         reaches[r] ? reaches[r] : "4", (int)method, test_pattern_names[pattern],
+                                         reaches[r] ? reaches[r] : "3", (int)method, test_pattern_names[pattern],
                                          n, sets[2][j], results[j], sorted[sets[2][j] - 1]);
                     }
+                    free(sorted);
+                }
+                /* Nine zeros in ten (a median's window of one key, counted,
+                 * not kept), and half -1, half 1 (a crowded window: radix
+                 * select), each with a rank away from the crowd. */
+                for (int crowd = 0; crowd < 2; ++crowd) {
+                    test_rng rng = { 77 + n };
+                    for (size_t i = 0; i < n; ++i)
+                        data[i] = crowd == 0 ? (i % 10 == 3 ? test_rng_normal(&rng) : 0.0) : (i % 2 ? 1.0 : -1.0);
+                    if (crowd == 1)
+                        data[n / 3] = 0.5;
+                    double *sorted = test_sorted_copy(data, n);
+                    const size_t picked[4] = { 1, n / 2, n / 2 + 1, n };
+                    double pair[2], results[4];
+                    assert_int_equal(statgpu_vector_select(context, &(statgpu_vector){ data, n, STATGPU_DTYPE_FLOAT64,
+                                                                                        STATGPU_MEMORY_HOST },
+                                                           picked + 1, 2, pair), STATGPU_OK);
+                    assert_true(test_same_bits(pair[0], sorted[picked[1] - 1])
+                                && test_same_bits(pair[1], sorted[picked[2] - 1]));
+                    assert_int_equal(statgpu_vector_select(context, &(statgpu_vector){ data, n, STATGPU_DTYPE_FLOAT64,
+                                                                                        STATGPU_MEMORY_HOST },
+                                                           picked, 4, results), STATGPU_OK);
+                    for (size_t j = 0; j < 4; ++j)
+                        if (!test_same_bits(results[j], sorted[picked[j] - 1]))
+                            fail_msg("crowd %d, reach %s, method %d, n=%zu k=%zu: got %.17g, expected %.17g", crowd,
+                                     reaches[r] ? reaches[r] : "3", (int)method, n, picked[j], results[j],
+                                     sorted[picked[j] - 1]);
                     free(sorted);
                 }
                 /* NaN first, last, in the middle. */

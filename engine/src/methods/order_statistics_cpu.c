@@ -417,6 +417,7 @@ typedef struct sg_window_found {
     uint64_t *keys;      /* the keys inside the window */
     size_t    count, capacity;
     size_t    below;     /* keys below low */
+    size_t    equal;     /* a single key's window: the keys equal to it, not kept */
 } sg_window_found;
 
 typedef struct sg_window_pass {
@@ -425,6 +426,7 @@ typedef struct sg_window_pass {
     size_t           count;
     int              windows;
     uint64_t         low[SG_WINDOW_MOST], high[SG_WINDOW_MOST];
+    bool             single[SG_WINDOW_MOST];  /* low == high: counted, not kept */
     int              team;
     sg_window_found *found;  /* team x SG_WINDOW_MOST, by slot */
     atomic_int       nan, out_of_memory;
@@ -492,7 +494,19 @@ static inline __attribute__((always_inline)) bool sg_window_scan(sg_window_pass 
     const double *doubles = pass->data;
     bool kept = true;
     int seen = 0;
-    if (pass->windows == 1) {
+    if (pass->windows == 1 && pass->single[0]) {  /* duplicates: counts alone */
+        const uint64_t key_of_window = pass->low[0];
+        size_t below = 0, equal = 0;
+        for (size_t i = begin; i < end; ++i) {
+            const double value = narrow ? (double)floats[i] : doubles[i];
+            const uint64_t key = sg_key_from_double(value);
+            seen |= value != value;
+            below += key < key_of_window;
+            equal += key == key_of_window;
+        }
+        found[0].below += below;
+        found[0].equal += equal;
+    } else if (pass->windows == 1) {
         const uint64_t low = pass->low[0], span = pass->high[0] - low;
         size_t below = 0;
         for (size_t i = begin; i < end; ++i) {
@@ -512,6 +526,8 @@ static inline __attribute__((always_inline)) bool sg_window_scan(sg_window_pass 
             for (int w = 0; w < pass->windows; ++w) {
                 if (key < pass->low[w])
                     ++found[w].below;
+                else if (pass->single[w])
+                    found[w].equal += key == pass->low[w];
                 else if (key <= pass->high[w])
                     kept &= sg_window_keep(&found[w], key);
             }
@@ -608,6 +624,25 @@ static statgpu_status sg_window_select(const void *data, statgpu_dtype dtype, si
         }
         window_of[j] = w;
     }
+    /* A window the sample finds crowded (an eighth of it or more: runs of
+     * equal keys around the rank) would keep much of the data: a window of
+     * one key is counted instead, any other leaves the ranks to radix
+     * select, which reads the data no more than four times. */
+    for (int w = 0; w < pass->windows; ++w) {
+        size_t crowd = 0;
+        for (size_t s = 0; s < m; ++s)
+            crowd += sample[s] >= pass->low[w] && sample[s] <= pass->high[w];
+        pass->single[w] = pass->low[w] == pass->high[w];
+        if (crowd >= m / 8 && !pass->single[w]) {
+            if (sg_cpu_has_nan(data, dtype, data_count, thread_count)) {
+                status = STATGPU_ERROR_NAN_IN_DATA;
+                goto done;
+            }
+            for (size_t j = 0; j < rank_count && status == STATGPU_OK; ++j)
+                status = sg_radix_select(data, dtype, NULL, data_count, ranks[j], thread_count, &results[j]);
+            goto done;
+        }
+    }
     const size_t blocks = (data_count + SG_PASS_BLOCK - 1) / SG_PASS_BLOCK;
     const int team = sg_threads_for(thread_count, blocks, (double)data_count);
     pass->found = calloc((size_t)team * SG_WINDOW_MOST, sizeof *pass->found);
@@ -619,6 +654,8 @@ static statgpu_status sg_window_select(const void *data, statgpu_dtype dtype, si
     /* Each thread's expected share of each window and a quarter more,
      * reserved once (grown in the pass only beyond that). */
     for (int w = 0; w < pass->windows; ++w) {
+        if (pass->single[w])
+            continue;
         double ranks_in = 0.0;
         for (size_t j = 0; j < rank_count; ++j)
             ranks_in += window_of[j] == w;
@@ -642,10 +679,22 @@ static statgpu_status sg_window_select(const void *data, statgpu_dtype dtype, si
         goto done;
     }
     for (int w = 0; w < pass->windows && status == STATGPU_OK; ++w) {
-        size_t below = 0, inside = 0;
+        size_t below = 0, inside = 0, equal = 0;
         for (int t = 0; t < team; ++t) {
             below += pass->found[(size_t)t * SG_WINDOW_MOST + w].below;
             inside += pass->found[(size_t)t * SG_WINDOW_MOST + w].count;
+            equal += pass->found[(size_t)t * SG_WINDOW_MOST + w].equal;
+        }
+        if (pass->single[w]) {
+            for (size_t j = 0; j < rank_count && status == STATGPU_OK; ++j) {
+                if (window_of[j] != w)
+                    continue;
+                if (ranks[j] > below && ranks[j] <= below + equal)
+                    results[j] = sg_double_from_key(pass->low[w]);
+                else  /* outside its window: read the data again */
+                    status = sg_radix_select(data, dtype, NULL, data_count, ranks[j], thread_count, &results[j]);
+            }
+            continue;
         }
         uint64_t *keys = malloc((inside > 0 ? inside : 1) * sizeof *keys);
         size_t *positions = malloc(rank_count * sizeof *positions), *offsets = malloc((size_t)team * sizeof *offsets);
