@@ -182,7 +182,9 @@ FUNCTIONS = [
     Function(
         "gmmFit", "GMMFIT", "any",
         "Fits a Gaussian mixture of k components to the rows of Data by EM, as scikit-learn's "
-        "GaussianMixture does (k-means starts, the run of the highest likelihood kept); with several k "
+        "GaussianMixture does (k-means starts, the run of the highest likelihood kept), with each "
+        "column's variances regularised by 1e-6 of its variance, so that the fit is the same in any "
+        "units; with several k "
         "or Covariance \"all\", the model of the lowest BIC among them. Returns a "
         "summary (log-likelihood, BIC, AIC and more, with their names), or with Output the weights, "
         "means, covariances, the most likely component of each row, each row's probabilities or its "
