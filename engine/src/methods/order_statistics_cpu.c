@@ -624,16 +624,20 @@ static statgpu_status sg_window_select(const void *data, statgpu_dtype dtype, si
         }
         window_of[j] = w;
     }
-    /* A window the sample finds crowded (an eighth of it or more: runs of
-     * equal keys around the rank) would keep much of the data: a window of
-     * one key is counted instead, any other leaves the ranks to radix
-     * select, which reads the data no more than four times. */
+    /* A window the sample finds crowded (an eighth of it or more, and twice
+     * the sample keys its ranks' reaches span: runs of equal keys around a
+     * rank) would keep much of the data: a window of one key is counted
+     * instead, any other leaves the ranks to radix select, which reads the
+     * data no more than four times. */
     for (int w = 0; w < pass->windows; ++w) {
         size_t crowd = 0;
         for (size_t s = 0; s < m; ++s)
             crowd += sample[s] >= pass->low[w] && sample[s] <= pass->high[w];
+        double ranks_in = 0.0;
+        for (size_t j = 0; j < rank_count; ++j)
+            ranks_in += window_of[j] == w;
         pass->single[w] = pass->low[w] == pass->high[w];
-        if (crowd >= m / 8 && !pass->single[w]) {
+        if (crowd >= m / 8 && (double)crowd > 2.0 * ranks_in * (2.0 * reach + 2.0) && !pass->single[w]) {
             if (sg_cpu_has_nan(data, dtype, data_count, thread_count)) {
                 status = STATGPU_ERROR_NAN_IN_DATA;
                 goto done;
