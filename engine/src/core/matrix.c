@@ -117,9 +117,11 @@ statgpu_status sg_vector_host_doubles(statgpu_context *context, const statgpu_ve
 #define SG_FINITE_BLOCK_ROWS ((size_t)1 << 16)
 
 typedef struct sg_finite_scan {
-    const double *data;
-    size_t        rows, ld, row_blocks;
-    atomic_bool   bad;
+    const double         *data;
+    size_t                rows, ld, row_blocks;
+    atomic_bool           bad;
+    bool                  measure;        /* also the largest magnitude */
+    _Atomic uint_least64_t largest_bits;  /* of a value >= 0: its bits order as it does */
 } sg_finite_scan;
 
 static void sg_finite_block(void *context, size_t task, int slot)
@@ -134,15 +136,38 @@ static void sg_finite_block(void *context, size_t task, int slot)
         sum += values[i] * 0.0;
     if (sum != 0.0)
         atomic_store_explicit(&scan->bad, true, memory_order_relaxed);
+    if (!scan->measure || sum != 0.0)
+        return;
+    double largest = 0.0;
+    for (size_t i = begin; i < end; ++i)
+        largest = fabs(values[i]) > largest ? fabs(values[i]) : largest;
+    uint_least64_t bits, seen = atomic_load_explicit(&scan->largest_bits, memory_order_relaxed);
+    memcpy(&bits, &largest, sizeof bits);
+    while (bits > seen && !atomic_compare_exchange_weak_explicit(&scan->largest_bits, &seen, bits,
+                                                                 memory_order_relaxed, memory_order_relaxed)) {
+    }
+}
+
+bool sg_columns_finite_largest(const double *data, size_t rows, size_t columns, size_t ld, int thread_count,
+                               double *largest)
+{
+    if (largest != NULL)
+        *largest = 0.0;
+    if (rows == 0 || columns == 0)
+        return true;
+    sg_finite_scan scan = { data, rows, ld, (rows + SG_FINITE_BLOCK_ROWS - 1) / SG_FINITE_BLOCK_ROWS, false,
+                            largest != NULL, 0 };
+    const size_t tasks = columns * scan.row_blocks;
+    sg_parallel_for(sg_threads_for(thread_count > 0 ? thread_count : 1, tasks, (double)rows * (double)columns),
+                    tasks, sg_finite_block, &scan);
+    if (largest != NULL) {
+        const uint_least64_t bits = atomic_load_explicit(&scan.largest_bits, memory_order_relaxed);
+        memcpy(largest, &bits, sizeof *largest);
+    }
+    return !atomic_load_explicit(&scan.bad, memory_order_relaxed);
 }
 
 bool sg_columns_finite(const double *data, size_t rows, size_t columns, size_t ld, int thread_count)
 {
-    if (rows == 0 || columns == 0)
-        return true;
-    sg_finite_scan scan = { data, rows, ld, (rows + SG_FINITE_BLOCK_ROWS - 1) / SG_FINITE_BLOCK_ROWS, false };
-    const size_t tasks = columns * scan.row_blocks;
-    sg_parallel_for(sg_threads_for(thread_count > 0 ? thread_count : 1, tasks, (double)rows * (double)columns),
-                    tasks, sg_finite_block, &scan);
-    return !atomic_load_explicit(&scan.bad, memory_order_relaxed);
+    return sg_columns_finite_largest(data, rows, columns, ld, thread_count, NULL);
 }

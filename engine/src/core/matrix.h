@@ -37,4 +37,9 @@ statgpu_status sg_vector_host_doubles(statgpu_context *context, const statgpu_ve
  * value looks for it after a false, on the rare failing call. */
 bool sg_columns_finite(const double *data, size_t rows, size_t columns, size_t ld, int thread_count);
 
+/* The same, and in the same pass, where largest is not NULL and the values
+ * are finite, their largest magnitude into *largest (0 otherwise). */
+bool sg_columns_finite_largest(const double *data, size_t rows, size_t columns, size_t ld, int thread_count,
+                               double *largest);
+
 #endif

@@ -680,8 +680,10 @@ static bool sg_gmm_model_alloc(sg_gmm_model *m, statgpu_gmm_covariance type, siz
     return m->weights && m->means && m->covariances && m->prec_chol && m->log_det;
 }
 
+/* The arguments' checks; with largest not NULL, the data's largest
+ * magnitude too, from the finiteness scan's own pass. */
 static statgpu_status sg_gmm_check(statgpu_context *context, const double *data, size_t n, size_t d, size_t ld,
-                                   size_t k, const statgpu_gmm_params *p)
+                                   size_t k, const statgpu_gmm_params *p, double *largest)
 {
     if (data == NULL)
         return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "data is NULL");
@@ -721,7 +723,7 @@ static statgpu_status sg_gmm_check(statgpu_context *context, const double *data,
         && (p->initial_weights == NULL || p->initial_means == NULL || p->initial_precisions == NULL))
         return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
                        "STATGPU_GMM_INIT_GIVEN needs initial_weights, initial_means and initial_precisions");
-    if (sg_columns_finite(data, n, d, ld, context->cpu_thread_count))
+    if (sg_columns_finite_largest(data, n, d, ld, context->cpu_thread_count, largest))
         return STATGPU_OK;
     for (size_t v = 0; v < d; ++v)  /* the first bad value, by variable then observation */
         for (size_t i = 0; i < n; ++i) {
@@ -1214,47 +1216,6 @@ done:
 
 /* ------------------------------------------------ data of any magnitude */
 
-typedef struct sg_gmm_magnitude_pass {
-    const double *data;
-    size_t        n, d, ld;
-    double        block_largest[];  /* one per block */
-} sg_gmm_magnitude_pass;
-
-static void sg_gmm_magnitude_block(void *context, size_t b, int slot)
-{
-    (void)slot;
-    sg_gmm_magnitude_pass *pass = context;
-    const size_t begin = b * SG_GMM_BLOCK_ROWS, end = begin + SG_GMM_BLOCK_ROWS < pass->n ? begin + SG_GMM_BLOCK_ROWS
-                                                                                          : pass->n;
-    double largest = 0.0;
-    for (size_t v = 0; v < pass->d; ++v)
-        for (size_t i = begin; i < end; ++i)
-            largest = fmax(largest, fabs(pass->data[i + pass->ld * v]));
-    pass->block_largest[b] = largest;
-}
-
-/* The largest magnitude in the data (finite), on the context's threads; -1
- * when out of memory. */
-static double sg_gmm_largest_magnitude(const statgpu_context *context, const double *data, size_t n, size_t d,
-                                       size_t ld)
-{
-    const size_t blocks = (n + SG_GMM_BLOCK_ROWS - 1) / SG_GMM_BLOCK_ROWS;
-    sg_gmm_magnitude_pass *pass = malloc(sizeof *pass + blocks * sizeof(double));
-    if (pass == NULL)
-        return -1.0;
-    pass->data = data;
-    pass->n = n;
-    pass->d = d;
-    pass->ld = ld;
-    sg_parallel_for(sg_threads_for(context->cpu_thread_count, blocks, (double)n * (double)d), blocks,
-                    sg_gmm_magnitude_block, pass);
-    double largest = 0.0;
-    for (size_t b = 0; b < blocks; ++b)
-        largest = fmax(largest, pass->block_largest[b]);
-    free(pass);
-    return largest;
-}
-
 /* Gives a fit of the data times 2^e in the data's own units: means times
  * 2^-e, covariances 2^-2e, precision factors 2^e, and every log density
  * d e ln 2 higher (the density of x is that of x 2^e times 2^(d e)). False,
@@ -1350,19 +1311,16 @@ statgpu_status statgpu_gmm(statgpu_context *context, const double *data, size_t 
     statgpu_status taken = sg_gmm_begin(context, params, out_result, &chosen);
     if (taken != STATGPU_OK)
         return taken;
-    statgpu_status status = sg_gmm_check(context, data, n_obs, n_vars, ld, k, &chosen);
+    /* Relative regularisers make a fit the same in any units, so data
+     * whose squares would leave the doubles are fitted scaled. */
+    double largest = 0.0;
+    statgpu_status status =
+        sg_gmm_check(context, data, n_obs, n_vars, ld, k, &chosen, chosen.reg_covar_relative ? &largest : NULL);
     if (status != STATGPU_OK)
         return status;
-    if (chosen.reg_covar_relative) {
-        /* Relative regularisers make a fit the same in any units, so data
-         * whose squares would leave the doubles are fitted scaled. */
-        const double largest = sg_gmm_largest_magnitude(context, data, n_obs, n_vars, ld);
-        if (largest < 0.0)
-            return sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate GMM work space");
-        const int e = sg_units_exponent(largest);
-        if (e != 0)
-            return sg_gmm_fit_scaled(context, data, n_obs, n_vars, ld, k, &chosen, e, out_result);
-    }
+    const int e = chosen.reg_covar_relative ? sg_units_exponent(largest) : 0;
+    if (e != 0)
+        return sg_gmm_fit_scaled(context, data, n_obs, n_vars, ld, k, &chosen, e, out_result);
 
     const statgpu_gmm_params checked = chosen;
 

@@ -610,6 +610,7 @@ static statgpu_status sg_window_select(const void *data, statgpu_dtype dtype, si
     }
     /* The windows, ascending; overlapping ones merged. window_of[j]: rank j's. */
     int window_of[SG_WINDOW_MOST];
+    double ranks_in[SG_WINDOW_MOST] = { 0 };  /* each window's ranks */
     pass->data = data;
     pass->dtype = dtype;
     pass->count = data_count;
@@ -623,6 +624,7 @@ static statgpu_status sg_window_select(const void *data, statgpu_dtype dtype, si
             pass->high[w] = high[j];
         }
         window_of[j] = w;
+        ranks_in[w] += 1.0;
     }
     /* A window the sample finds crowded (an eighth of it or more, and twice
      * the sample keys its ranks' reaches span: runs of equal keys around a
@@ -633,11 +635,8 @@ static statgpu_status sg_window_select(const void *data, statgpu_dtype dtype, si
         size_t crowd = 0;
         for (size_t s = 0; s < m; ++s)
             crowd += sample[s] >= pass->low[w] && sample[s] <= pass->high[w];
-        double ranks_in = 0.0;
-        for (size_t j = 0; j < rank_count; ++j)
-            ranks_in += window_of[j] == w;
         pass->single[w] = pass->low[w] == pass->high[w];
-        if (crowd >= m / 8 && (double)crowd > 2.0 * ranks_in * (2.0 * reach + 2.0) && !pass->single[w]) {
+        if (crowd >= m / 8 && (double)crowd > 2.0 * ranks_in[w] * (2.0 * reach + 2.0) && !pass->single[w]) {
             if (sg_cpu_has_nan(data, dtype, data_count, thread_count)) {
                 status = STATGPU_ERROR_NAN_IN_DATA;
                 goto done;
@@ -660,10 +659,7 @@ static statgpu_status sg_window_select(const void *data, statgpu_dtype dtype, si
     for (int w = 0; w < pass->windows; ++w) {
         if (pass->single[w])
             continue;
-        double ranks_in = 0.0;
-        for (size_t j = 0; j < rank_count; ++j)
-            ranks_in += window_of[j] == w;
-        const double fraction = fmin(1.0, ranks_in * (2.0 * reach + 2.0) / (double)m);
+        const double fraction = fmin(1.0, ranks_in[w] * (2.0 * reach + 2.0) / (double)m);
         const size_t capacity = (size_t)(1.25 * fraction * (double)data_count / (double)team) + SG_PASS_BLOCK / 16;
         for (int t = 0; t < team; ++t) {
             sg_window_found *found = &pass->found[(size_t)t * SG_WINDOW_MOST + (size_t)w];
