@@ -62,7 +62,7 @@ def auto_table(engine, clock):
     contexts = {name: engine.context(backend=name) for name in ("cpu", "cuda", "auto")}
     rng = np.random.default_rng(17)
     cases = []
-    for log2 in (12, 14, 16, 18, 20, 22):
+    for log2 in (12, 14, 16, 18, 20, 22, 24, 27):
         host = rng.standard_normal(1 << log2)
         cases.append((f"median, 2^{log2}", host.nbytes,
                       lambda c, host=host: c.median(c.vector(host.ctypes.data, host.size, "float64", "host"))))

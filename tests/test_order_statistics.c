@@ -761,6 +761,72 @@ static void test_window_select(void **state)
     assert_int_equal(unsetenv("STATGPU_SELECT_WINDOW_REACH"), 0);
 }
 
+/* The window select again over a window's own keys, where a window of the
+ * values keeps 2^16 keys or more (the median's window at 3 million values
+ * keeps about 100,000), in the threads' segments: the same bits as a sorted
+ * copy for normal, Cauchy, sorted data (the kept keys in few segments, the
+ * others empty) and a run of 50,000 zeros around the median (the second
+ * window one key, counted; a rank just below the run: a crowded second
+ * window, radix select over the segments); with the second windows shrunk
+ * to their sample key (STATGPU_SELECT_WINDOW_REACH="3,0": most ranks miss
+ * them and are selected again from the segments) and to half a standard
+ * deviation; with 1, 7 and all threads. */
+static void test_window_select_levels(void **state)
+{
+    (void)state;
+    const size_t n = 3000017;
+    double *data = malloc(n * sizeof *data);
+    assert_non_null(data);
+    const char *const reaches[] = { NULL, "3,0", "3,0.5" };
+    const int threads[] = { 0, 1, 7 };
+    for (int shape = 0; shape < 4; ++shape) {
+        if (shape < 3) {
+            const test_pattern patterns[3] = { PATTERN_NORMAL, PATTERN_CAUCHY, PATTERN_SORTED };
+            test_fill(data, n, patterns[shape], 404);
+        } else {
+            test_fill(data, n, PATTERN_NORMAL, 405);
+            for (size_t i = 0; i < n; i += 60)
+                data[i] = 0.0;
+        }
+        double *sorted = test_sorted_copy(data, n);
+        size_t first_zero = 0;
+        while (shape == 3 && !(sorted[first_zero] == 0.0))
+            ++first_zero;
+        const size_t sets[4][3] = { { n / 2 + 1 }, { n / 2, n / 2 + 1 }, { 17, n / 2, n - 3 },
+                                    { shape == 3 ? first_zero - 200 : n / 3, n / 2 + 1 } };
+        const size_t sizes[4] = { 1, 2, 3, 2 };
+        for (size_t r = 0; r < sizeof reaches / sizeof reaches[0]; ++r) {
+            if (reaches[r] == NULL)
+                assert_int_equal(unsetenv("STATGPU_SELECT_WINDOW_REACH"), 0);
+            else
+                assert_int_equal(setenv("STATGPU_SELECT_WINDOW_REACH", reaches[r], 1), 0);
+            for (size_t t = 0; t < sizeof threads / sizeof threads[0]; ++t) {
+                statgpu_context_params params;
+                statgpu_context_params_init(&params);
+                params.backend = STATGPU_BACKEND_CPU;
+                params.thread_count = threads[t];
+                statgpu_context *context = NULL;
+                assert_int_equal(statgpu_context_create(&params, &context), STATGPU_OK);
+                for (size_t set = 0; set < 4; ++set) {
+                    double results[3];
+                    statgpu_vector vector = { data, n, STATGPU_DTYPE_FLOAT64, STATGPU_MEMORY_HOST };
+                    assert_int_equal(statgpu_vector_select(context, &vector, sets[set], sizes[set], results),
+                                     STATGPU_OK);
+                    for (size_t j = 0; j < sizes[set]; ++j)
+                        if (!test_same_bits(results[j], sorted[sets[set][j] - 1]))
+                            fail_msg("shape %d, reach %s, %d threads, k=%zu: got %.17g, expected %.17g", shape,
+                                     reaches[r] ? reaches[r] : "3", threads[t], sets[set][j], results[j],
+                                     sorted[sets[set][j] - 1]);
+                }
+                statgpu_context_destroy(context);
+            }
+        }
+        free(sorted);
+    }
+    assert_int_equal(unsetenv("STATGPU_SELECT_WINDOW_REACH"), 0);
+    free(data);
+}
+
 /* ---------------------------------------------------------------- main */
 
 static int setup(void **state)
@@ -812,6 +878,7 @@ int main(void)
         cmocka_unit_test(test_device_memory_needs_cuda),
         cmocka_unit_test(test_every_method_is_exact),
         cmocka_unit_test(test_window_select),
+        cmocka_unit_test(test_window_select_levels),
         cmocka_unit_test(test_scratch_memory_is_exact),
     };
     int failures = cmocka_run_group_tests_name(

@@ -8,10 +8,11 @@
  * Three algorithms, all expected O(n):
  *   - window select (Floyd and Rivest) for a few ranks of a large array, the
  *     default there: a sample of the keys bounds each rank's key, one pass
- *     over the data counts the keys below each bound and copies those
- *     between, and introselect finishes on the copy: the data are read once
- *     (NaN looked for in the same pass), where radix select reads them two to
- *     four times a rank;
+ *     over the data (four doubles a compare with AVX2) counts the keys below
+ *     each bound and keeps those between, a window select of the kept keys
+ *     where they are many and introselect on a copy of them otherwise: the
+ *     data are read once (NaN looked for in the same pass), where radix
+ *     select reads them two to four times a rank;
  *   - radix select for a few ranks of a large array: each pass histograms the
  *     next 16 bits of the keys that still match the chosen prefix, with one
  *     private histogram per thread; once the chosen bucket is small the
@@ -31,6 +32,11 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define SG_WINDOW_AVX2 1
+#endif
 
 enum {
     SG_DIGIT_BITS          = 16,
@@ -412,6 +418,43 @@ enum {
     SG_WINDOW_MOST        = SG_RADIX_MAX_RANKS
 };
 
+/* Where a window select reads its keys: the caller's values (float32 or
+ * float64, NaN looked for in the same pass), or the keys a window of an
+ * earlier pass kept, one segment a thread, segment s holding positions
+ * [offsets[s], offsets[s + 1]). */
+typedef struct sg_window_source {
+    const void            *data;      /* the values, or NULL for segments */
+    statgpu_dtype          dtype;
+    const uint64_t *const *segments;  /* segment_count key arrays */
+    const size_t          *offsets;   /* segment_count + 1 */
+    int                    segment_count;
+    size_t                 count;
+    int                    level;     /* 0: the caller's values; 1: a window's keys, ... */
+} sg_window_source;
+
+/* The segment that holds position i < count: the last with offsets[s] <= i
+ * (empty segments come before the one they share an offset with). */
+static int sg_segment_of(const sg_window_source *source, size_t i)
+{
+    int lo = 0, hi = source->segment_count - 1;
+    while (lo < hi) {
+        const int middle = lo + (hi - lo + 1) / 2;
+        if (source->offsets[middle] <= i)
+            lo = middle;
+        else
+            hi = middle - 1;
+    }
+    return lo;
+}
+
+static inline uint64_t sg_source_key(const sg_window_source *source, size_t i)
+{
+    if (source->data != NULL)
+        return sg_key_at(source->data, source->dtype, i);
+    const int s = sg_segment_of(source, i);
+    return source->segments[s][i - source->offsets[s]];
+}
+
 /* A window [low, high] of keys and what one thread found of it. */
 typedef struct sg_window_found {
     uint64_t *keys;      /* the keys inside the window */
@@ -421,22 +464,24 @@ typedef struct sg_window_found {
 } sg_window_found;
 
 typedef struct sg_window_pass {
-    const void      *data;
-    statgpu_dtype    dtype;
-    size_t           count;
-    int              windows;
-    uint64_t         low[SG_WINDOW_MOST], high[SG_WINDOW_MOST];
-    bool             single[SG_WINDOW_MOST];  /* low == high: counted, not kept */
-    int              team;
-    sg_window_found *found;  /* team x SG_WINDOW_MOST, by slot */
-    atomic_int       nan, out_of_memory;
+    const sg_window_source *source;
+    int                     windows;
+    uint64_t                low[SG_WINDOW_MOST], high[SG_WINDOW_MOST];
+    bool                    single[SG_WINDOW_MOST];  /* low == high: counted, not kept */
+    int                     team;
+    sg_window_found        *found;  /* team x SG_WINDOW_MOST, by slot */
+    atomic_int              nan, out_of_memory;
+    /* One window over doubles, read four at a time (AVX2) with the window's
+     * bounds as doubles: where neither bound is a zero (-0.0 and +0.0
+     * compare equal as doubles, not as keys) nor NaN. */
+    bool                    vector;
+    double                  low_value, high_value;
 } sg_window_pass;
 
 typedef struct sg_window_sampling {
-    const void   *data;
-    statgpu_dtype dtype;
-    size_t        count, m;
-    uint64_t     *sample;
+    const sg_window_source *source;
+    size_t                  m;
+    uint64_t               *sample;
 } sg_window_sampling;
 
 /* Sample key s is the key at a place hashed from s: the same sample on any
@@ -449,25 +494,50 @@ static void sg_window_sample_block(void *context, size_t block, int slot)
     const size_t end = begin + SG_WINDOW_SAMPLE_BLOCK < sampling->m ? begin + SG_WINDOW_SAMPLE_BLOCK : sampling->m;
     for (size_t s = begin; s < end; ++s) {
         const uint64_t hash = sg_mix64(0x5E1EC7ull + s * SG_GOLDEN);
-        const size_t place = (size_t)(((unsigned __int128)hash * sampling->count) >> 64);
-        sampling->sample[s] = sg_key_at(sampling->data, sampling->dtype, place);
+        const size_t place = (size_t)(((unsigned __int128)hash * sampling->source->count) >> 64);
+        sampling->sample[s] = sg_source_key(sampling->source, place);
     }
 }
 
-/* Each thread's keys of window w into keys, at offsets in slot order. */
+/* A source's segments one after another into keys. */
 typedef struct sg_window_gather {
-    const sg_window_found *found;
-    int                    window;
-    uint64_t              *keys;
-    const size_t          *offsets;  /* team */
+    const sg_window_source *source;
+    uint64_t               *keys;
 } sg_window_gather;
 
-static void sg_window_gather_slot(void *context, size_t t, int slot)
+static void sg_window_gather_segment(void *context, size_t s, int slot)
 {
     (void)slot;
     const sg_window_gather *gather = context;
-    const sg_window_found *found = &gather->found[t * SG_WINDOW_MOST + (size_t)gather->window];
-    memcpy(gather->keys + gather->offsets[t], found->keys, found->count * sizeof *gather->keys);
+    const size_t *offsets = gather->source->offsets;
+    memcpy(gather->keys + offsets[s], gather->source->segments[s], (offsets[s + 1] - offsets[s]) * sizeof *gather->keys);
+}
+
+static uint64_t *sg_window_gathered(const sg_window_source *source, int thread_count)
+{
+    uint64_t *keys = malloc((source->count > 0 ? source->count : 1) * sizeof *keys);
+    if (keys == NULL)
+        return NULL;
+    sg_window_gather gather = { source, keys };
+    sg_parallel_for(sg_threads_for(thread_count, (size_t)source->segment_count, (double)source->count),
+                    (size_t)source->segment_count, sg_window_gather_segment, &gather);
+    return keys;
+}
+
+/* The rank-th key of the source by radix select: for a rank its window
+ * missed, and for windows crowded with equal keys. */
+static statgpu_status sg_window_radix_select(const sg_window_source *source, size_t rank, int thread_count,
+                                             double *result)
+{
+    if (source->data != NULL)
+        return sg_radix_select(source->data, source->dtype, NULL, source->count, rank, thread_count, result);
+    uint64_t *keys = sg_window_gathered(source, thread_count);
+    if (keys == NULL)
+        return STATGPU_ERROR_OUT_OF_MEMORY;
+    const statgpu_status status = sg_radix_select(NULL, STATGPU_DTYPE_FLOAT64, keys, source->count, rank,
+                                                  thread_count, result);
+    free(keys);
+    return status;
 }
 
 static bool sg_window_keep(sg_window_found *found, uint64_t key)
@@ -484,23 +554,33 @@ static bool sg_window_keep(sg_window_found *found, uint64_t key)
     return true;
 }
 
-/* Elements [begin, end) against the windows, float32 or float64 (a
- * constant where it is inlined): NaN, and one window (a median's, the common
- * case) with a compare a key. False when a kept key found no memory. */
-static inline __attribute__((always_inline)) bool sg_window_scan(sg_window_pass *pass, sg_window_found *found,
-                                                                 size_t begin, size_t end, bool narrow, int *nan)
+/* How a scan reads element i of its array. */
+enum { SG_SCAN_DOUBLES, SG_SCAN_FLOATS, SG_SCAN_KEYS };
+
+static inline __attribute__((always_inline)) uint64_t sg_scan_key(const void *base, size_t i, int form, int *nan)
 {
-    const float *floats = pass->data;
-    const double *doubles = pass->data;
+    if (form == SG_SCAN_KEYS)
+        return ((const uint64_t *)base)[i];
+    const double value = form == SG_SCAN_FLOATS ? (double)((const float *)base)[i] : ((const double *)base)[i];
+    *nan |= value != value;
+    return sg_key_from_double(value);
+}
+
+/* Elements [begin, end) of base against the windows, in one of the scan
+ * forms (a constant where it is inlined): NaN, and one window (a median's,
+ * the common case) with a compare a key. False when a kept key found no
+ * memory. */
+static inline __attribute__((always_inline)) bool sg_window_scan(sg_window_pass *pass, sg_window_found *found,
+                                                                 const void *base, size_t begin, size_t end,
+                                                                 int form, int *nan)
+{
     bool kept = true;
     int seen = 0;
     if (pass->windows == 1 && pass->single[0]) {  /* duplicates: counts alone */
         const uint64_t key_of_window = pass->low[0];
         size_t below = 0, equal = 0;
         for (size_t i = begin; i < end; ++i) {
-            const double value = narrow ? (double)floats[i] : doubles[i];
-            const uint64_t key = sg_key_from_double(value);
-            seen |= value != value;
+            const uint64_t key = sg_scan_key(base, i, form, &seen);
             below += key < key_of_window;
             equal += key == key_of_window;
         }
@@ -510,9 +590,7 @@ static inline __attribute__((always_inline)) bool sg_window_scan(sg_window_pass 
         const uint64_t low = pass->low[0], span = pass->high[0] - low;
         size_t below = 0;
         for (size_t i = begin; i < end; ++i) {
-            const double value = narrow ? (double)floats[i] : doubles[i];
-            const uint64_t key = sg_key_from_double(value);
-            seen |= value != value;
+            const uint64_t key = sg_scan_key(base, i, form, &seen);
             below += key < low;
             if (key - low <= span)  /* low <= key <= high, unsigned */
                 kept &= sg_window_keep(&found[0], key);
@@ -520,9 +598,7 @@ static inline __attribute__((always_inline)) bool sg_window_scan(sg_window_pass 
         found[0].below += below;
     } else {
         for (size_t i = begin; i < end; ++i) {
-            const double value = narrow ? (double)floats[i] : doubles[i];
-            const uint64_t key = sg_key_from_double(value);
-            seen |= value != value;
+            const uint64_t key = sg_scan_key(base, i, form, &seen);
             for (int w = 0; w < pass->windows; ++w) {
                 if (key < pass->low[w])
                     ++found[w].below;
@@ -537,42 +613,183 @@ static inline __attribute__((always_inline)) bool sg_window_scan(sg_window_pass 
     return kept;
 }
 
+#ifdef SG_WINDOW_AVX2
+/* The one-window scan of doubles [begin, end), four a compare, with the
+ * bounds as doubles: the same counts and keys as sg_window_scan's, whose
+ * scalar loop took 4-5 cycles a value (200 against 100 ms for 2^27 values
+ * on one thread of the 2-core development machine; a plain sum there
+ * reads them in 37 ms), enough to make the 16-thread pass slower than the
+ * host's memory. NaN and the values inside the window, about one in 30,
+ * are taken one by one. */
+__attribute__((target("avx2,bmi"))) static bool sg_window_scan_avx2(sg_window_pass *pass, sg_window_found *found,
+                                                                    const double *data, size_t begin, size_t end,
+                                                                    int *nan)
+{
+    const __m256d low = _mm256_set1_pd(pass->low_value), high = _mm256_set1_pd(pass->high_value);
+    __m256i below = _mm256_setzero_si256();
+    bool kept = true;
+    int seen = 0;
+    size_t i = begin;
+    for (; i + 4 <= end; i += 4) {
+        const __m256d value = _mm256_loadu_pd(data + i);
+        below = _mm256_sub_epi64(below, _mm256_castpd_si256(_mm256_cmp_pd(value, low, _CMP_LT_OQ)));
+        const __m256d inside = _mm256_and_pd(_mm256_cmp_pd(value, low, _CMP_GE_OQ),
+                                             _mm256_cmp_pd(value, high, _CMP_LE_OQ));
+        unsigned marked = (unsigned)_mm256_movemask_pd(_mm256_or_pd(inside, _mm256_cmp_pd(value, value, _CMP_UNORD_Q)));
+        while (marked != 0) {
+            const double one = data[i + (unsigned)__builtin_ctz(marked)];
+            marked &= marked - 1;
+            if (one != one)
+                seen = 1;
+            else
+                kept &= sg_window_keep(&found[0], sg_key_from_double(one));
+        }
+    }
+    uint64_t lanes[4];
+    _mm256_storeu_si256((__m256i *)(void *)lanes, below);
+    size_t counted = (size_t)(lanes[0] + lanes[1] + lanes[2] + lanes[3]);
+    for (; i < end; ++i) {
+        const double one = data[i];
+        seen |= one != one;
+        counted += one < pass->low_value;
+        if (one >= pass->low_value && one <= pass->high_value)
+            kept &= sg_window_keep(&found[0], sg_key_from_double(one));
+    }
+    found[0].below += counted;
+    *nan |= seen;
+    return kept;
+}
+#endif
+
+/* Whether a pass reads its one window's doubles with sg_window_scan_avx2,
+ * and the bounds it compares with. */
+static void sg_window_vector_choice(sg_window_pass *pass)
+{
+    pass->vector = false;
+#ifdef SG_WINDOW_AVX2
+    const sg_window_source *source = pass->source;
+    if (source->data == NULL || source->dtype != STATGPU_DTYPE_FLOAT64 || pass->windows != 1 || pass->single[0])
+        return;
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("bmi"))
+        return;
+    /* Key 0 and UINT64_MAX, no bound, are NaN's bits: -inf and +inf. */
+    pass->low_value = pass->low[0] == 0 ? -INFINITY : sg_double_from_key(pass->low[0]);
+    pass->high_value = pass->high[0] == UINT64_MAX ? INFINITY : sg_double_from_key(pass->high[0]);
+    pass->vector = pass->low_value == pass->low_value && pass->high_value == pass->high_value
+                   && pass->low_value != 0.0 && pass->high_value != 0.0;
+#endif
+}
+
 static void sg_window_block(void *context, size_t block, int slot)
 {
     sg_window_pass *pass = context;
+    const sg_window_source *source = pass->source;
     size_t begin, end;
-    sg_pass_range(block, pass->count, &begin, &end);
+    sg_pass_range(block, source->count, &begin, &end);
     sg_window_found *found = pass->found + (size_t)slot * SG_WINDOW_MOST;
     int nan = 0;
-    const bool kept = pass->dtype == STATGPU_DTYPE_FLOAT32 ? sg_window_scan(pass, found, begin, end, true, &nan)
-                                                           : sg_window_scan(pass, found, begin, end, false, &nan);
+    bool kept = true;
+    if (source->data == NULL) {  /* the block's part of each segment it spans */
+        const size_t *offsets = source->offsets;
+        for (int s = sg_segment_of(source, begin); s < source->segment_count && offsets[s] < end; ++s) {
+            const size_t from = begin > offsets[s] ? begin - offsets[s] : 0;
+            const size_t to = (end < offsets[s + 1] ? end : offsets[s + 1]) - offsets[s];
+            kept &= sg_window_scan(pass, found, source->segments[s], from, to, SG_SCAN_KEYS, &nan);
+        }
+#ifdef SG_WINDOW_AVX2
+    } else if (pass->vector) {
+        kept = sg_window_scan_avx2(pass, found, source->data, begin, end, &nan);
+#endif
+    } else if (source->dtype == STATGPU_DTYPE_FLOAT32) {
+        kept = sg_window_scan(pass, found, source->data, begin, end, SG_SCAN_FLOATS, &nan);
+    } else {
+        kept = sg_window_scan(pass, found, source->data, begin, end, SG_SCAN_DOUBLES, &nan);
+    }
     if (nan)
         atomic_store_explicit(&pass->nan, 1, memory_order_relaxed);
     if (!kept)
         atomic_store_explicit(&pass->out_of_memory, 1, memory_order_relaxed);
 }
 
-/* The ranks (ascending, distinct, at most SG_WINDOW_MOST) of data_count >=
- * SG_WINDOW_MIN_COUNT values, and NaN: STATGPU_ERROR_NAN_IN_DATA where the
- * data hold one. A rank's window runs from the sample's key 4 sqrt(m) places
- * below the rank's place in the sample (m keys) to the one 4 sqrt(m) above:
- * eight standard deviations of the sample's count below the rank's key
- * either side, so that a rank outside its window (selected again, by radix
- * select) comes about once in 10^15 calls; the windows hold about 8 /
- * sqrt(m) of the data each (3% at m = 2^16). The results do not depend on
- * the sample, only the time does. */
-static statgpu_status sg_window_select(const void *data, statgpu_dtype dtype, size_t data_count, const size_t *ranks,
+static statgpu_status sg_window_select(const sg_window_source *source, const size_t *ranks, size_t rank_count,
+                                       double *results, int thread_count);
+
+/* The ranks of one window's kept keys (inside of them, the segments of the
+ * pass's threads; ranks 1-based among them, ascending): a window select of
+ * its own where they are many and the window did its work (at most a
+ * quarter of what the pass read: at 2^27 values the 4.4 million keys of a
+ * median's window go down to about 150,000 in a pass over them, where a
+ * radix select's 16-bit histograms cost more than the pass), otherwise a
+ * copy and radix select (many keys) or introselect. */
+static statgpu_status sg_window_finish(const sg_window_pass *pass, int w, size_t inside, const size_t *ranks,
                                        size_t rank_count, double *results, int thread_count)
 {
-    const size_t m = data_count / 64 > SG_WINDOW_SAMPLE ? SG_WINDOW_SAMPLE
-                     : data_count / 64 < 256           ? 256
-                                                       : data_count / 64;
+    const uint64_t **segments = malloc((size_t)pass->team * sizeof *segments);
+    size_t *offsets = malloc(((size_t)pass->team + 1) * sizeof *offsets);
+    uint64_t *keys = NULL;
+    statgpu_status status = STATGPU_OK;
+    if (segments == NULL || offsets == NULL) {
+        status = STATGPU_ERROR_OUT_OF_MEMORY;
+        goto done;
+    }
+    offsets[0] = 0;
+    for (int t = 0; t < pass->team; ++t) {
+        const sg_window_found *found = &pass->found[(size_t)t * SG_WINDOW_MOST + (size_t)w];
+        segments[t] = found->keys;
+        offsets[t + 1] = offsets[t] + found->count;
+    }
+    const sg_window_source kept = { NULL, STATGPU_DTYPE_FLOAT64, segments, offsets, pass->team, inside,
+                                    pass->source->level + 1 };
+    if (inside >= SG_RADIX_MIN_COUNT && inside <= pass->source->count / 4) {
+        status = sg_window_select(&kept, ranks, rank_count, results, thread_count);
+        goto done;
+    }
+    keys = sg_window_gathered(&kept, thread_count);
+    if (keys == NULL) {
+        status = STATGPU_ERROR_OUT_OF_MEMORY;
+        goto done;
+    }
+    if (inside >= SG_RADIX_MIN_COUNT) {
+        for (size_t j = 0; j < rank_count && status == STATGPU_OK; ++j)
+            status = sg_radix_select(NULL, STATGPU_DTYPE_FLOAT64, keys, inside, ranks[j], thread_count, &results[j]);
+        goto done;
+    }
+    status = sg_select_keys(keys, inside, ranks, rank_count, results);
+done:
+    free(keys);
+    free(offsets);
+    free(segments);
+    return status;
+}
+
+/* The ranks (ascending, distinct, at most SG_WINDOW_MOST) of a source of at
+ * least SG_WINDOW_MIN_COUNT keys, and NaN in the caller's values:
+ * STATGPU_ERROR_NAN_IN_DATA where they hold one. A rank's window runs from
+ * the sample's key 3 sqrt(m) places below the rank's place in the sample (m
+ * keys) to the one 3 sqrt(m) above: six standard deviations of the
+ * sample's count below the rank's key either side, so that a rank outside
+ * its window (selected again, by radix select) comes about once in 5 x 10^8
+ * ranks; the windows hold about 6 / sqrt(m) of the keys each (3.3% at m =
+ * 2^15), finished by sg_window_finish. The results do not depend on the
+ * sample, only the time does. */
+static statgpu_status sg_window_select(const sg_window_source *source, const size_t *ranks, size_t rank_count,
+                                       double *results, int thread_count)
+{
+    const size_t m = source->count / 64 > SG_WINDOW_SAMPLE ? SG_WINDOW_SAMPLE
+                     : source->count / 64 < 256           ? 256
+                                                          : source->count / 64;
     double multiple = 3.0;
     /* STATGPU_SELECT_WINDOW_REACH sets the 3, for tests of the ranks that
-     * fall outside their windows (at 0 most do). */
+     * fall outside their windows (at 0 most do): "r" for every level, "r,s"
+     * r for the values and s for the windows' keys. */
     const char *text = getenv("STATGPU_SELECT_WINDOW_REACH");
-    if (text != NULL && atof(text) >= 0.0 && atof(text) <= 64.0)
-        multiple = atof(text);
+    if (text != NULL) {
+        const char *comma = strchr(text, ',');
+        const double asked = atof(source->level > 0 && comma != NULL ? comma + 1 : text);
+        if (asked >= 0.0 && asked <= 64.0)
+            multiple = asked;
+    }
     const double reach = multiple * sqrt((double)m);
     uint64_t *sample = malloc(m * sizeof *sample);
     size_t *places = malloc(2 * rank_count * sizeof *places);
@@ -582,14 +799,14 @@ static statgpu_status sg_window_select(const void *data, statgpu_dtype dtype, si
         status = STATGPU_ERROR_OUT_OF_MEMORY;
         goto done;
     }
-    sg_window_sampling sampling = { data, dtype, data_count, m, sample };
+    sg_window_sampling sampling = { source, m, sample };
     const size_t sample_blocks = (m + SG_WINDOW_SAMPLE_BLOCK - 1) / SG_WINDOW_SAMPLE_BLOCK;
     sg_parallel_for(sg_threads_for(thread_count, sample_blocks, 64.0 * (double)m), sample_blocks,
                     sg_window_sample_block, &sampling);
     /* Each rank's two places in the sample (outside it: no bound). */
     uint64_t low[SG_WINDOW_MOST], high[SG_WINDOW_MOST];
     for (size_t j = 0; j < rank_count; ++j) {
-        const double centre = ((double)ranks[j] - 0.5) / (double)data_count * (double)m;
+        const double centre = ((double)ranks[j] - 0.5) / (double)source->count * (double)m;
         const double below = floor(centre - reach), above = ceil(centre + reach);
         places[2 * j] = below < 0.0 ? SIZE_MAX : (size_t)below;
         places[2 * j + 1] = above >= (double)m ? SIZE_MAX : (size_t)above;
@@ -611,9 +828,7 @@ static statgpu_status sg_window_select(const void *data, statgpu_dtype dtype, si
     /* The windows, ascending; overlapping ones merged. window_of[j]: rank j's. */
     int window_of[SG_WINDOW_MOST];
     double ranks_in[SG_WINDOW_MOST] = { 0 };  /* each window's ranks */
-    pass->data = data;
-    pass->dtype = dtype;
-    pass->count = data_count;
+    pass->source = source;
     for (size_t j = 0; j < rank_count; ++j) {
         int w = pass->windows - 1;
         if (w >= 0 && low[j] <= pass->high[w]) {
@@ -637,17 +852,17 @@ static statgpu_status sg_window_select(const void *data, statgpu_dtype dtype, si
             crowd += sample[s] >= pass->low[w] && sample[s] <= pass->high[w];
         pass->single[w] = pass->low[w] == pass->high[w];
         if (crowd >= m / 8 && (double)crowd > 2.0 * ranks_in[w] * (2.0 * reach + 2.0) && !pass->single[w]) {
-            if (sg_cpu_has_nan(data, dtype, data_count, thread_count)) {
+            if (source->data != NULL && sg_cpu_has_nan(source->data, source->dtype, source->count, thread_count)) {
                 status = STATGPU_ERROR_NAN_IN_DATA;
                 goto done;
             }
             for (size_t j = 0; j < rank_count && status == STATGPU_OK; ++j)
-                status = sg_radix_select(data, dtype, NULL, data_count, ranks[j], thread_count, &results[j]);
+                status = sg_window_radix_select(source, ranks[j], thread_count, &results[j]);
             goto done;
         }
     }
-    const size_t blocks = (data_count + SG_PASS_BLOCK - 1) / SG_PASS_BLOCK;
-    const int team = sg_threads_for(thread_count, blocks, (double)data_count);
+    const size_t blocks = (source->count + SG_PASS_BLOCK - 1) / SG_PASS_BLOCK;
+    const int team = sg_threads_for(thread_count, blocks, (double)source->count);
     pass->found = calloc((size_t)team * SG_WINDOW_MOST, sizeof *pass->found);
     if (pass->found == NULL) {
         status = STATGPU_ERROR_OUT_OF_MEMORY;
@@ -660,7 +875,7 @@ static statgpu_status sg_window_select(const void *data, statgpu_dtype dtype, si
         if (pass->single[w])
             continue;
         const double fraction = fmin(1.0, ranks_in[w] * (2.0 * reach + 2.0) / (double)m);
-        const size_t capacity = (size_t)(1.25 * fraction * (double)data_count / (double)team) + SG_PASS_BLOCK / 16;
+        const size_t capacity = (size_t)(1.25 * fraction * (double)source->count / (double)team) + SG_PASS_BLOCK / 16;
         for (int t = 0; t < team; ++t) {
             sg_window_found *found = &pass->found[(size_t)t * SG_WINDOW_MOST + (size_t)w];
             found->keys = malloc(capacity * sizeof *found->keys);
@@ -669,6 +884,7 @@ static statgpu_status sg_window_select(const void *data, statgpu_dtype dtype, si
     }
     atomic_init(&pass->nan, 0);
     atomic_init(&pass->out_of_memory, 0);
+    sg_window_vector_choice(pass);
     sg_parallel_for(team, blocks, sg_window_block, pass);
     if (atomic_load_explicit(&pass->nan, memory_order_relaxed)) {
         status = STATGPU_ERROR_NAN_IN_DATA;
@@ -685,58 +901,30 @@ static statgpu_status sg_window_select(const void *data, statgpu_dtype dtype, si
             inside += pass->found[(size_t)t * SG_WINDOW_MOST + w].count;
             equal += pass->found[(size_t)t * SG_WINDOW_MOST + w].equal;
         }
-        if (pass->single[w]) {
-            for (size_t j = 0; j < rank_count && status == STATGPU_OK; ++j) {
-                if (window_of[j] != w)
-                    continue;
-                if (ranks[j] > below && ranks[j] <= below + equal)
-                    results[j] = sg_double_from_key(pass->low[w]);
-                else  /* outside its window: read the data again */
-                    status = sg_radix_select(data, dtype, NULL, data_count, ranks[j], thread_count, &results[j]);
-            }
-            continue;
-        }
-        uint64_t *keys = malloc((inside > 0 ? inside : 1) * sizeof *keys);
-        size_t *positions = malloc(rank_count * sizeof *positions), *offsets = malloc((size_t)team * sizeof *offsets);
-        if (keys == NULL || positions == NULL || offsets == NULL) {
-            free(keys);
-            free(positions);
-            free(offsets);
-            status = STATGPU_ERROR_OUT_OF_MEMORY;
-            break;
-        }
-        size_t at = 0;
-        for (int t = 0; t < team; ++t) {
-            offsets[t] = at;
-            at += pass->found[(size_t)t * SG_WINDOW_MOST + w].count;
-        }
-        sg_window_gather gather = { pass->found, w, keys, offsets };
-        sg_parallel_for(sg_threads_for(team, (size_t)team, (double)inside), (size_t)team, sg_window_gather_slot,
-                        &gather);
-        free(offsets);
-        /* Many keys: a radix select of each rank on the threads; few: introselect. */
-        const bool many = inside >= SG_RADIX_MIN_COUNT;
-        size_t position_count = 0;
-        for (size_t j = 0; j < rank_count; ++j)
-            if (window_of[j] == w && ranks[j] > below && ranks[j] <= below + inside)
-                positions[position_count++] = ranks[j] - below - 1;
-        if (!many)
-            sg_multiselect(keys, 0, inside, positions, position_count);
+        const size_t held = pass->single[w] ? equal : inside;
+        /* The window's ranks among its keys; the others missed it. */
+        size_t local_ranks[SG_WINDOW_MOST], local_of[SG_WINDOW_MOST], local_count = 0;
+        double local_results[SG_WINDOW_MOST];
         for (size_t j = 0; j < rank_count && status == STATGPU_OK; ++j) {
             if (window_of[j] != w)
                 continue;
-            if (ranks[j] > below && ranks[j] <= below + inside) {
-                if (many)
-                    status = sg_radix_select(NULL, STATGPU_DTYPE_FLOAT64, keys, inside, ranks[j] - below, thread_count,
-                                             &results[j]);
-                else
-                    results[j] = sg_double_from_key(keys[ranks[j] - below - 1]);
-            } else {  /* outside its window: read the data again */
-                status = sg_radix_select(data, dtype, NULL, data_count, ranks[j], thread_count, &results[j]);
+            if (ranks[j] > below && ranks[j] <= below + held) {
+                local_ranks[local_count] = ranks[j] - below;
+                local_of[local_count++] = j;
+            } else {  /* outside its window: read the keys again */
+                status = sg_window_radix_select(source, ranks[j], thread_count, &results[j]);
             }
         }
-        free(keys);
-        free(positions);
+        if (status != STATGPU_OK || local_count == 0)
+            continue;
+        if (pass->single[w]) {
+            for (size_t l = 0; l < local_count; ++l)
+                local_results[l] = sg_double_from_key(pass->low[w]);
+        } else {
+            status = sg_window_finish(pass, w, inside, local_ranks, local_count, local_results, thread_count);
+        }
+        for (size_t l = 0; l < local_count && status == STATGPU_OK; ++l)
+            results[local_of[l]] = local_results[l];
     }
 done:
     if (pass != NULL && pass->found != NULL)
@@ -747,6 +935,15 @@ done:
     free(places);
     free(sample);
     return status;
+}
+
+/* The window select of a caller's values. */
+static statgpu_status sg_window_select_values(const void *data, statgpu_dtype dtype, size_t data_count,
+                                              const size_t *ranks, size_t rank_count, double *results,
+                                              int thread_count)
+{
+    const sg_window_source source = { data, dtype, NULL, NULL, 0, data_count, 0 };
+    return sg_window_select(&source, ranks, rank_count, results, thread_count);
 }
 
 /* ---------------------------------------------------------------- dispatch */
@@ -799,7 +996,7 @@ statgpu_status sg_cpu_select_ranks(const void *data, statgpu_dtype dtype, size_t
     if (method == STATGPU_SELECT_SORT)
         return sg_select_by_sort(data, dtype, data_count, ranks, rank_count, results);
     if (sg_window_chosen(method, data_count, rank_count))
-        return sg_window_select(data, dtype, data_count, ranks, rank_count, results, thread_count);
+        return sg_window_select_values(data, dtype, data_count, ranks, rank_count, results, thread_count);
     bool radix = method == STATGPU_SELECT_RADIX
                  || (data_count >= SG_RADIX_MIN_COUNT && rank_count <= SG_RADIX_MAX_RANKS);
     if (!radix)
@@ -866,7 +1063,7 @@ statgpu_status sg_cpu_select_ranks_nan_checked(const void *data, statgpu_dtype d
     if (thread_count < 1)
         thread_count = 1;
     if (sg_window_chosen(method, data_count, rank_count))
-        return sg_window_select(data, dtype, data_count, ranks, rank_count, results, thread_count);
+        return sg_window_select_values(data, dtype, data_count, ranks, rank_count, results, thread_count);
     if (sg_cpu_has_nan(data, dtype, data_count, thread_count))
         return STATGPU_ERROR_NAN_IN_DATA;
     return scratch && dtype == STATGPU_DTYPE_FLOAT64
