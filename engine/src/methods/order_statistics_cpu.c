@@ -8,7 +8,7 @@
  * Three algorithms, all expected O(n):
  *   - window select (Floyd and Rivest) for a few ranks of a large array, the
  *     default there: a sample of the keys bounds each rank's key, one pass
- *     over the data (four doubles a compare with AVX2) counts the keys below
+ *     over the data (four values a compare with AVX2) counts the keys below
  *     each bound and keeps those between, a window select of the kept keys
  *     where they are many and introselect on a copy of them otherwise: the
  *     data are read once (NaN looked for in the same pass), where radix
@@ -471,8 +471,8 @@ typedef struct sg_window_pass {
     int                     team;
     sg_window_found        *found;  /* team x SG_WINDOW_MOST, by slot */
     atomic_int              nan, out_of_memory;
-    /* One window over doubles, read four at a time (AVX2) with the window's
-     * bounds as doubles: where neither bound is a zero (-0.0 and +0.0
+    /* One window over doubles or floats, read four at a time (AVX2) with
+     * the window's bounds as doubles: where neither bound is a zero (-0.0 and +0.0
      * compare equal as doubles, not as keys) nor NaN. */
     bool                    vector;
     double                  low_value, high_value;
@@ -614,16 +614,22 @@ static inline __attribute__((always_inline)) bool sg_window_scan(sg_window_pass 
 }
 
 #ifdef SG_WINDOW_AVX2
-/* The one-window scan of doubles [begin, end), four a compare, with the
- * bounds as doubles: the same counts and keys as sg_window_scan's, whose
- * scalar loop took 4-5 cycles a value (200 against 100 ms for 2^27 values
- * on one thread of the 2-core development machine; a plain sum there
- * reads them in 37 ms), enough to make the 16-thread pass slower than the
- * host's memory. NaN and the values inside the window, about one in 30,
- * are taken one by one. */
-__attribute__((target("avx2,bmi"))) static bool sg_window_scan_avx2(sg_window_pass *pass, sg_window_found *found,
-                                                                    const double *data, size_t begin, size_t end,
-                                                                    int *nan)
+/* Values i .. i + 3 of doubles or floats (widened: exact), for the AVX2 scan. */
+__attribute__((target("avx2"))) static inline __m256d sg_avx2_four(const void *data, size_t i, bool narrow)
+{
+    return narrow ? _mm256_cvtps_pd(_mm_loadu_ps((const float *)data + i)) : _mm256_loadu_pd((const double *)data + i);
+}
+
+/* The one-window scan of doubles or floats [begin, end), four a compare,
+ * with the bounds as doubles: the same counts and keys as sg_window_scan's,
+ * whose scalar loop took 4-5 cycles a value (200 against 100 ms for 2^27
+ * doubles on one thread of the 2-core development machine; a plain sum
+ * there reads them in 37 ms), enough to make the 16-thread pass slower than
+ * the host's memory. NaN and the values inside the window, about one in
+ * 30, are taken one by one. */
+__attribute__((target("avx2,bmi"))) static inline __attribute__((always_inline)) bool
+sg_window_scan_avx2(sg_window_pass *pass, sg_window_found *found, const void *data, size_t begin, size_t end,
+                    bool narrow, int *nan)
 {
     const __m256d low = _mm256_set1_pd(pass->low_value), high = _mm256_set1_pd(pass->high_value);
     __m256i below = _mm256_setzero_si256();
@@ -631,13 +637,14 @@ __attribute__((target("avx2,bmi"))) static bool sg_window_scan_avx2(sg_window_pa
     int seen = 0;
     size_t i = begin;
     for (; i + 4 <= end; i += 4) {
-        const __m256d value = _mm256_loadu_pd(data + i);
+        const __m256d value = sg_avx2_four(data, i, narrow);
         below = _mm256_sub_epi64(below, _mm256_castpd_si256(_mm256_cmp_pd(value, low, _CMP_LT_OQ)));
         const __m256d inside = _mm256_and_pd(_mm256_cmp_pd(value, low, _CMP_GE_OQ),
                                              _mm256_cmp_pd(value, high, _CMP_LE_OQ));
         unsigned marked = (unsigned)_mm256_movemask_pd(_mm256_or_pd(inside, _mm256_cmp_pd(value, value, _CMP_UNORD_Q)));
         while (marked != 0) {
-            const double one = data[i + (unsigned)__builtin_ctz(marked)];
+            const size_t at = i + (unsigned)__builtin_ctz(marked);
+            const double one = narrow ? (double)((const float *)data)[at] : ((const double *)data)[at];
             marked &= marked - 1;
             if (one != one)
                 seen = 1;
@@ -649,7 +656,7 @@ __attribute__((target("avx2,bmi"))) static bool sg_window_scan_avx2(sg_window_pa
     _mm256_storeu_si256((__m256i *)(void *)lanes, below);
     size_t counted = (size_t)(lanes[0] + lanes[1] + lanes[2] + lanes[3]);
     for (; i < end; ++i) {
-        const double one = data[i];
+        const double one = narrow ? (double)((const float *)data)[i] : ((const double *)data)[i];
         seen |= one != one;
         counted += one < pass->low_value;
         if (one >= pass->low_value && one <= pass->high_value)
@@ -658,6 +665,21 @@ __attribute__((target("avx2,bmi"))) static bool sg_window_scan_avx2(sg_window_pa
     found[0].below += counted;
     *nan |= seen;
     return kept;
+}
+
+/* The scan above for each element type (the form a constant). */
+__attribute__((target("avx2,bmi"))) static bool sg_window_scan_avx2_doubles(sg_window_pass *pass,
+                                                                            sg_window_found *found, const void *data,
+                                                                            size_t begin, size_t end, int *nan)
+{
+    return sg_window_scan_avx2(pass, found, data, begin, end, false, nan);
+}
+
+__attribute__((target("avx2,bmi"))) static bool sg_window_scan_avx2_floats(sg_window_pass *pass,
+                                                                           sg_window_found *found, const void *data,
+                                                                           size_t begin, size_t end, int *nan)
+{
+    return sg_window_scan_avx2(pass, found, data, begin, end, true, nan);
 }
 #endif
 
@@ -668,7 +690,7 @@ static void sg_window_vector_choice(sg_window_pass *pass)
     pass->vector = false;
 #ifdef SG_WINDOW_AVX2
     const sg_window_source *source = pass->source;
-    if (source->data == NULL || source->dtype != STATGPU_DTYPE_FLOAT64 || pass->windows != 1 || pass->single[0])
+    if (source->data == NULL || pass->windows != 1 || pass->single[0])
         return;
     __builtin_cpu_init();
     if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("bmi"))
@@ -699,7 +721,9 @@ static void sg_window_block(void *context, size_t block, int slot)
         }
 #ifdef SG_WINDOW_AVX2
     } else if (pass->vector) {
-        kept = sg_window_scan_avx2(pass, found, source->data, begin, end, &nan);
+        kept = source->dtype == STATGPU_DTYPE_FLOAT32
+                   ? sg_window_scan_avx2_floats(pass, found, source->data, begin, end, &nan)
+                   : sg_window_scan_avx2_doubles(pass, found, source->data, begin, end, &nan);
 #endif
     } else if (source->dtype == STATGPU_DTYPE_FLOAT32) {
         kept = sg_window_scan(pass, found, source->data, begin, end, SG_SCAN_FLOATS, &nan);
