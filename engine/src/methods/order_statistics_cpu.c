@@ -472,8 +472,8 @@ typedef struct sg_window_pass {
     sg_window_found        *found;  /* team x SG_WINDOW_MOST, by slot */
     atomic_int              nan, out_of_memory;
     /* One window over doubles or floats, read four at a time (AVX2) with
-     * the window's bounds as doubles: where neither bound is a zero (-0.0 and +0.0
-     * compare equal as doubles, not as keys) nor NaN. */
+     * the window's bounds as doubles: where neither bound is a zero (-0.0
+     * and +0.0 compare equal as doubles, not as keys) nor NaN. */
     bool                    vector;
     double                  low_value, high_value;
 } sg_window_pass;
@@ -510,7 +510,8 @@ static void sg_window_gather_segment(void *context, size_t s, int slot)
     (void)slot;
     const sg_window_gather *gather = context;
     const size_t *offsets = gather->source->offsets;
-    memcpy(gather->keys + offsets[s], gather->source->segments[s], (offsets[s + 1] - offsets[s]) * sizeof *gather->keys);
+    memcpy(gather->keys + offsets[s], gather->source->segments[s],
+           (offsets[s + 1] - offsets[s]) * sizeof *gather->keys);
 }
 
 static uint64_t *sg_window_gathered(const sg_window_source *source, int thread_count)
