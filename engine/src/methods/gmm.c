@@ -1512,9 +1512,12 @@ static statgpu_status sg_gmm_fit_side_by_side(statgpu_context *context, const do
     }
     if (started == 0)
         sg_gmm_select_work(&list[0]);  /* no thread could start: this one fits them all */
-    /* The parent asks the caller's progress callback while it waits. */
+    /* The parent asks the caller's progress callback while it waits, and
+     * at least once: a stop asked for is heard even where the workers
+     * finish every candidate before the parent first looks (a parent kept
+     * off the cores for a moment had returned the fit). */
     pthread_mutex_lock(&job.mutex);
-    while (job.finished < count) {
+    do {
         size_t finished = job.finished;
         pthread_mutex_unlock(&job.mutex);
         if (sg_progress_cancelled(context, (double)finished / (double)count))
@@ -1530,7 +1533,7 @@ static statgpu_status sg_gmm_fit_side_by_side(statgpu_context *context, const do
             }
             pthread_cond_timedwait(&job.progress, &job.mutex, &until);
         }
-    }
+    } while (job.finished < count);
     pthread_mutex_unlock(&job.mutex);
     for (int w = 0; w < started; ++w)
         pthread_join(threads[w], NULL);
