@@ -34,10 +34,12 @@ int sg_compare_keys(const void *a, const void *b);
 bool sg_cpu_has_nan(const void *data, statgpu_dtype dtype, size_t data_count, int thread_count);
 
 /* results[j] = the ranks[j]-th smallest (1-based) of a host array, ranks
- * ascending, distinct and within [1, data_count]. The CPU has radix select
- * (RADIX), introselect and a full sort (SORT); AUTO and CUTTING_PLANE choose
- * between the first two by size. Returns STATGPU_OK or
- * STATGPU_ERROR_OUT_OF_MEMORY. */
+ * ascending, distinct and within [1, data_count]. The CPU has window select
+ * (AUTO for one to four ranks from 2^16 values, CUTTING_PLANE from 2^12),
+ * radix select (RADIX), introselect on a copy (AUTO otherwise) and a full
+ * sort (SORT). Returns STATGPU_OK, STATGPU_ERROR_OUT_OF_MEMORY, or
+ * STATGPU_ERROR_NAN_IN_DATA where window select ran and met a NaN (the
+ * others do not look: sg_cpu_select_ranks_nan_checked below does). */
 statgpu_status sg_cpu_select_ranks(const void *data, statgpu_dtype dtype, size_t data_count,
                                    const size_t *ranks, size_t rank_count, statgpu_select_method method,
                                    double *results, int thread_count);

@@ -525,18 +525,20 @@ static uint64_t *sg_window_gathered(const sg_window_source *source, int thread_c
     return keys;
 }
 
-/* The rank-th key of the source by radix select: for a rank its window
- * missed, and for windows crowded with equal keys. */
-static statgpu_status sg_window_radix_select(const sg_window_source *source, size_t rank, int thread_count,
-                                             double *result)
+/* The ranks' keys of the source by radix select, segments gathered once:
+ * for ranks their windows missed, and for windows crowded with equal keys. */
+static statgpu_status sg_window_radix_select(const sg_window_source *source, const size_t *ranks,
+                                             size_t rank_count, int thread_count, double *results)
 {
-    if (source->data != NULL)
-        return sg_radix_select(source->data, source->dtype, NULL, source->count, rank, thread_count, result);
-    uint64_t *keys = sg_window_gathered(source, thread_count);
-    if (keys == NULL)
+    if (rank_count == 0)
+        return STATGPU_OK;
+    uint64_t *keys = NULL;
+    if (source->data == NULL && (keys = sg_window_gathered(source, thread_count)) == NULL)
         return STATGPU_ERROR_OUT_OF_MEMORY;
-    const statgpu_status status = sg_radix_select(NULL, STATGPU_DTYPE_FLOAT64, keys, source->count, rank,
-                                                  thread_count, result);
+    statgpu_status status = STATGPU_OK;
+    for (size_t j = 0; j < rank_count && status == STATGPU_OK; ++j)
+        status = sg_radix_select(source->data, source->dtype, keys, source->count, ranks[j], thread_count,
+                                 &results[j]);
     free(keys);
     return status;
 }
@@ -881,8 +883,7 @@ static statgpu_status sg_window_select(const sg_window_source *source, const siz
                 status = STATGPU_ERROR_NAN_IN_DATA;
                 goto done;
             }
-            for (size_t j = 0; j < rank_count && status == STATGPU_OK; ++j)
-                status = sg_window_radix_select(source, ranks[j], thread_count, &results[j]);
+            status = sg_window_radix_select(source, ranks, rank_count, thread_count, results);
             goto done;
         }
     }
@@ -919,6 +920,9 @@ static statgpu_status sg_window_select(const sg_window_source *source, const siz
         status = STATGPU_ERROR_OUT_OF_MEMORY;
         goto done;
     }
+    /* The ranks that missed their windows, selected again together at the end. */
+    size_t missed_ranks[SG_WINDOW_MOST], missed_of[SG_WINDOW_MOST], missed_count = 0;
+    double missed_results[SG_WINDOW_MOST];
     for (int w = 0; w < pass->windows && status == STATGPU_OK; ++w) {
         size_t below = 0, inside = 0, equal = 0;
         for (int t = 0; t < team; ++t) {
@@ -930,17 +934,18 @@ static statgpu_status sg_window_select(const sg_window_source *source, const siz
         /* The window's ranks among its keys; the others missed it. */
         size_t local_ranks[SG_WINDOW_MOST], local_of[SG_WINDOW_MOST], local_count = 0;
         double local_results[SG_WINDOW_MOST];
-        for (size_t j = 0; j < rank_count && status == STATGPU_OK; ++j) {
+        for (size_t j = 0; j < rank_count; ++j) {
             if (window_of[j] != w)
                 continue;
             if (ranks[j] > below && ranks[j] <= below + held) {
                 local_ranks[local_count] = ranks[j] - below;
                 local_of[local_count++] = j;
-            } else {  /* outside its window: read the keys again */
-                status = sg_window_radix_select(source, ranks[j], thread_count, &results[j]);
+            } else {
+                missed_ranks[missed_count] = ranks[j];
+                missed_of[missed_count++] = j;
             }
         }
-        if (status != STATGPU_OK || local_count == 0)
+        if (local_count == 0)
             continue;
         if (pass->single[w]) {
             for (size_t l = 0; l < local_count; ++l)
@@ -950,6 +955,11 @@ static statgpu_status sg_window_select(const sg_window_source *source, const siz
         }
         for (size_t l = 0; l < local_count && status == STATGPU_OK; ++l)
             results[local_of[l]] = local_results[l];
+    }
+    if (status == STATGPU_OK && missed_count > 0) {  /* outside their windows: read the keys again */
+        status = sg_window_radix_select(source, missed_ranks, missed_count, thread_count, missed_results);
+        for (size_t l = 0; l < missed_count && status == STATGPU_OK; ++l)
+            results[missed_of[l]] = missed_results[l];
     }
 done:
     if (pass != NULL && pass->found != NULL)
