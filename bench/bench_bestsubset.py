@@ -27,7 +27,8 @@ Peers:
 - statgpu CPU on all the context's threads and on one: the wall time of the
   statgpu_bestsubset call (ctypes, data in host memory; its defaults, so the
   call also computes the exact PRESS of each reported subset and the chosen
-  model's coefficients), median of --repeats.
+  model's coefficients), median of --repeats (fewer once the runs have
+  taken 10 s: case d on one thread runs once).
 - statgpu CUDA: a small probe call first (34 predictors, above the engine's
   AUTO threshold for the GPU), then the whole call timed as the CPU's; its
   subsets must be the CPU's. Where the engine finds no CUDA device the row
@@ -61,7 +62,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_gmm import NO_GPU_PATH, log  # noqa: E402
+from bench_gmm import NO_GPU_PATH, log, repeat_runs  # noqa: E402
 from statgpu_ctypes import BACKEND, Engine, StatgpuError  # noqa: E402
 
 N_OBS = 10_000
@@ -197,7 +198,7 @@ def bestsubset(context, y, x, nbest=NBEST):
 def statgpu_cpu(engine, x, y, repeats, threads):
     context = engine.context(backend="cpu", threads=threads)
     try:
-        runs = [bestsubset(context, y, x) for _ in range(repeats)]
+        runs = repeat_runs(lambda: bestsubset(context, y, x), repeats)
         thread_count = context.report().cpu_thread_count
     finally:
         context.close()

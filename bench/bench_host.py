@@ -14,6 +14,7 @@ are those of bench/NOTES.md "Host data"; a figure is never asserted.
     bench_host.py --lib build/lib/libstatgpu.so [--cases median,...] [--out DIR]
 """
 import argparse
+import csv
 import os
 import statistics
 import sys
@@ -114,6 +115,33 @@ def auto_table(engine, clock):
     return lines
 
 
+def met(target, ms, ratio=None):
+    """"yes" or "no" for a target such as "<= 30 ms, <= 1.2x bus" (every bound
+    of it must hold), given the figure in ms and its ratio to the bus."""
+    for bound in target.split(","):
+        value, unit = bound.strip().removeprefix("<=").split(maxsplit=1)
+        if (ms if unit == "ms" else ratio) > float(value.rstrip("x")):
+            return "no"
+    return "yes"
+
+
+def cpu_kmeans_lines(folder):
+    """The CPU backend's k-means against scikit-learn's, 10^7 x 16, k = 64, as
+    bench_kmeans.py measured them in the same run (its kmeans.csv in folder),
+    as one more row of the table; none where that file is not there."""
+    path = folder and os.path.join(folder, "kmeans.csv")
+    if not path or not os.path.exists(path):
+        return []
+    with open(path, newline="") as handle:
+        ms = {row["peer"]: float(row["ms"]) for row in csv.DictReader(handle) if row["case"] == "1e7x16k64"}
+    ours, theirs = ms.get("statgpu CPU"), ms.get("scikit-learn lloyd (CPU)")
+    if ours is None or theirs is None:
+        return []
+    return [f"| k-means 10^7 x 16, k = 64, 50 iterations, CPU backend (bench_kmeans.py, all threads) | | | "
+            f"{ours:.0f} ms | | | scikit-learn {theirs:.0f} ms | <= scikit-learn | | "
+            f"{'yes' if ours <= theirs else 'no'} |"]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lib", required=True)
@@ -205,17 +233,24 @@ def main():
         auto_lines = auto_table(engine, clock)
 
     lines = ["| case | input | bus (pinned) | whole call (pageable) | of it: copy, device | whole / bus | "
-             "torch whole call | target (whole) | target (device) |", "|---|---|---|---|---|---|---|---|---|"]
+             "torch whole call | target (whole) | target (device) | met |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if "whole" not in r:
-            lines.append(f"| {r['case']} | | | | device {r['device']:.3f} ms | | | | {r['device_target']} |")
+            lines.append(f"| {r['case']} | | | | device {r['device']:.3f} ms | | | | {r['device_target']} | "
+                         f"{met(r['device_target'], r['device'])} |")
             continue
         gb = r["bytes"] / 1e9
+        verdicts = [met(r["target"], r["whole"], r["whole"] / r["bus"])]
+        if r["device_target"]:
+            verdicts.append(met(r["device_target"], r["device"]))
         lines.append(
             f"| {r['case']} | {gb:.2f} GB | {r['bus']:.1f} ms ({gb / r['bus'] * 1e3:.1f} GB/s) | {r['whole']:.1f} ms | "
             f"{r['transfer']:.1f}, {r['device']:.2f} ms | {r['whole'] / r['bus']:.2f}x | "
             f"{'' if r['peer'] is None else format(r['peer'], '.1f') + ' ms'} | {r['target']} | "
-            f"{r['device_target'] or ''} |")
+            f"{r['device_target'] or ''} | {', '.join(verdicts)} |")
+    lines += cpu_kmeans_lines(args.out)
+    lines.append("\nGPUMEDIAN in Calc against MEDIAN needs LibreOffice and the add-in: bench/bench_calc.py "
+                 "(bench/NOTES.md, \"In Calc\").")
     log("\n## Host data: whole calls from pageable memory against the bus (H2D), medians\n")
     log("\n".join(lines))
     if auto_lines:

@@ -42,7 +42,7 @@ A peer may run the first m data sets of a case only (--cpu-max-fits,
 --r-max-fits, --torch-max-fits: at most that many fits, whole data sets with
 all their starts); its whole-case time is then extrapolated per fit and
 labelled so. Times are medians of the repeats (R runs once: its fits are
-timed one by one); a run longer than 20 s is not repeated.
+timed one by one); repeats stop once a peer's runs have taken 10 s.
 
 Writes igmm.csv and igmm.md under --out and prints a markdown table.
 """
