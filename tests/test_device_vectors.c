@@ -2,7 +2,8 @@
  * test_device_vectors.c: order statistics of data already in GPU memory
  * (statgpu_vector with STATGPU_MEMORY_CUDA_DEVICE), float64 and float32, with
  * every selection method, against a sort on the host; NaN on the device; the
- * device data left unchanged; k-means and LTS on device matrices. Part of the GPU tier: where no CUDA device is
+ * device data left unchanged; k-means and LTS on device matrices; AUTO's
+ * measured choice for large host data. Part of the GPU tier: where no CUDA device is
  * usable every test is reported as skipped and the binary exits 77.
  */
 #include <setjmp.h>
@@ -177,6 +178,93 @@ static void test_host_data_report_transfer(void **state)
     statgpu_context_destroy(context);
 }
 
+/* The backend and note of the context's last call. */
+static statgpu_backend last_backend(statgpu_context *context, char *note, size_t note_bytes)
+{
+    statgpu_backend_report report;
+    assert_int_equal(statgpu_context_backend_report(context, &report), STATGPU_OK);
+    snprintf(note, note_bytes, "%s", report.note);
+    return report.last_used;
+}
+
+/* Under AUTO, order statistics of 2^22 values or more of host data run on
+ * the backend measured faster: after the call that sets CUDA up, CUDA, the
+ * CPU, CUDA and the CPU (each such CPU call says so in the note), then
+ * whichever took less, the other now and then; each power of two and element
+ * type measured on its own; every result exact. A context with a select
+ * method of its own keeps to CUDA. */
+static void test_auto_measures_large_host_data(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_DEVICE();
+    statgpu_context_params params;
+    statgpu_context_params_init(&params);
+    params.backend = STATGPU_BACKEND_AUTO;
+    statgpu_context *context = NULL;
+    assert_int_equal(statgpu_context_create(&params, &context), STATGPU_OK);
+    const size_t count = ((size_t)1 << 22) + 3;
+    double *data = malloc(count * sizeof *data);
+    float *narrow = malloc(count * sizeof *narrow);
+    test_fill(data, count, PATTERN_NORMAL, 31);
+    for (size_t i = 0; i < count; ++i)
+        narrow[i] = (float)data[i];
+    double *sorted = test_sorted_copy(data, count);
+    const double expected = sorted[count / 2];
+    char note[256];
+
+    const statgpu_backend warm_up[] = { STATGPU_BACKEND_CUDA, STATGPU_BACKEND_CUDA, STATGPU_BACKEND_CPU,
+                                        STATGPU_BACKEND_CUDA, STATGPU_BACKEND_CPU };
+    for (size_t call = 0; call < sizeof warm_up / sizeof *warm_up; ++call) {
+        double median = 0;
+        assert_int_equal(statgpu_median(context, data, count, &median), STATGPU_OK);
+        assert_true(test_same_bits(median, expected));
+        statgpu_backend used = last_backend(context, note, sizeof note);
+        if (used != warm_up[call])
+            fail_msg("call %zu ran on %s: %s", call, statgpu_backend_name(used), note);
+        if (used == STATGPU_BACKEND_CPU && strstr(note, "AUTO tried the CPU") == NULL)
+            fail_msg("call %zu: the note says %s", call, note);
+    }
+    int on_cpu = 0, on_cuda = 0;
+    for (int call = 0; call < 40; ++call) {
+        double median = 0;
+        assert_int_equal(statgpu_median(context, data, count, &median), STATGPU_OK);
+        assert_true(test_same_bits(median, expected));
+        if (last_backend(context, note, sizeof note) == STATGPU_BACKEND_CPU) {
+            ++on_cpu;
+            if (strncmp(note, "AUTO chose the CPU", 18) != 0 && strncmp(note, "AUTO tried the CPU", 18) != 0)
+                fail_msg("a call on the CPU says: %s", note);
+        } else {
+            ++on_cuda;
+        }
+    }
+    print_message("after the warm-up: %d calls on the CPU, %d on CUDA\n", on_cpu, on_cuda);
+
+    /* float32 data of the same count: a class of their own, CUDA first. */
+    statgpu_vector vector = { narrow, count, STATGPU_DTYPE_FLOAT32, STATGPU_MEMORY_HOST };
+    size_t rank = count / 2 + 1;
+    double value = 0;
+    assert_int_equal(statgpu_vector_select(context, &vector, &rank, 1, &value), STATGPU_OK);
+    assert_int_equal(last_backend(context, note, sizeof note), STATGPU_BACKEND_CUDA);
+    assert_true(test_same_bits(value, (double)(float)expected));
+    assert_int_equal(statgpu_vector_select(context, &vector, &rank, 1, &value), STATGPU_OK);
+    assert_int_equal(last_backend(context, note, sizeof note), STATGPU_BACKEND_CPU);
+    assert_true(test_same_bits(value, (double)(float)expected));
+    statgpu_context_destroy(context);
+
+    params.select_method = STATGPU_SELECT_RADIX;
+    assert_int_equal(statgpu_context_create(&params, &context), STATGPU_OK);
+    for (int call = 0; call < 4; ++call) {
+        double median = 0;
+        assert_int_equal(statgpu_median(context, data, count, &median), STATGPU_OK);
+        assert_true(test_same_bits(median, expected));
+        assert_int_equal(last_backend(context, note, sizeof note), STATGPU_BACKEND_CUDA);
+    }
+    statgpu_context_destroy(context);
+    free(sorted);
+    free(narrow);
+    free(data);
+}
+
 /* Matrices in device memory (statgpu_matrix): k-means and LTS on float64
  * and float32 device data, with a leading dimension, give the bits of the
  * same calls on the same values in host memory; a context that asks for the
@@ -279,6 +367,7 @@ int main(void)
         cmocka_unit_test(test_device_data_every_method),
         cmocka_unit_test(test_nan_on_the_device),
         cmocka_unit_test(test_host_data_report_transfer),
+        cmocka_unit_test(test_auto_measures_large_host_data),
         cmocka_unit_test(test_device_matrices),
     };
     int failures = cmocka_run_group_tests_name("device_vectors[cuda]", tests, setup, NULL);

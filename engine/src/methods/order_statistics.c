@@ -9,12 +9,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Under STATGPU_BACKEND_AUTO, the values from which the GPU's whole call
  * (copy included) is faster than the CPU's on 16 threads: 2^12 took 0.08 ms
  * on the GPU and 0.07 on the CPU, 2^14 0.15 and 0.40 (bench/NOTES.md,
  * "AUTO"); scaled by dispatch.h for more threads. */
 #define SG_AUTO_CUDA_MIN_COUNT ((size_t)1 << 13)
+
+/* From 2^22 values of host data both backends run at about the host
+ * memory's speed -- the CPU's window select reads the data once, the CUDA
+ * route copies them across the bus -- and which is faster changes from
+ * machine to machine and from one machine start to the next: at 2^27
+ * doubles on the benchmark machine the CPU took 27.5 ms against CUDA's
+ * 25.9 in one run, 19.9 against 28.7 in another, at 2^24 4.7 against 4.5
+ * and 3.4 against 4.0 (bench/NOTES.md, "AUTO measured"). So AUTO measures
+ * there: per power of two of the count it runs CUDA, the CPU, CUDA and the
+ * CPU (the first call on each pays for its allocations, the first on CUDA
+ * for setting the device up as well), then the backend whose last whole
+ * call took less a value, and the other again every SG_AUTO_RETRY_CALLS
+ * calls (every SG_AUTO_RETRY_FAR_CALLS calls where it took 1.5 times as
+ * long or more), which costs at most 4% of the calls' time. */
+#define SG_AUTO_RETRY_CALLS     16u
+#define SG_AUTO_RETRY_FAR_CALLS 256u
+#define SG_AUTO_RETRY_FAR_RATIO 1.5
 
 /* ------------------------------------------------------------- validation */
 
@@ -53,6 +71,63 @@ static statgpu_vector sg_host_doubles(const double *data, size_t data_count)
 
 /* --------------------------------------------------------------- dispatch */
 
+static double sg_monotonic_seconds(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+}
+
+/* The class of a call whose backend AUTO chooses by measurement (the power
+ * of two of its count, counted from 2^SG_SELECT_MEASURED_MIN_LOG2, and its
+ * element type), or -1: an AUTO context with AUTO's select method, host data
+ * of 2^22 values or more. */
+static int sg_select_measured_class(const statgpu_context *context, const statgpu_vector *data)
+{
+    if (context->params.backend != STATGPU_BACKEND_AUTO || context->params.select_method != STATGPU_SELECT_AUTO
+        || data->memory == STATGPU_MEMORY_CUDA_DEVICE || data->count >> SG_SELECT_MEASURED_MIN_LOG2 == 0)
+        return -1;
+    int log2 = 0;
+    for (size_t count = data->count; count > 1; count >>= 1)
+        ++log2;
+    return 2 * (log2 - SG_SELECT_MEASURED_MIN_LOG2) + (data->dtype == STATGPU_DTYPE_FLOAT32);
+}
+
+/* AUTO's choice for a call of a measured class: true for CUDA. Writes the
+ * note that says why when it is the CPU. */
+static bool sg_select_measured_wants_cuda(statgpu_context *context, int measured_class)
+{
+    const unsigned char *measured = context->select_measured_calls[measured_class];
+    const int log2 = measured_class / 2 + SG_SELECT_MEASURED_MIN_LOG2;
+    if (measured[1] < 2 && measured[1] <= measured[0])
+        return true;
+    if (measured[0] < 2) {
+        snprintf(context->note, sizeof context->note, "AUTO tried the CPU on host data of 2^%d values or more, "
+                 "to measure it against CUDA", log2);
+        return false;
+    }
+    const double cpu = context->select_seconds_per_value[measured_class][0];
+    const double cuda = context->select_seconds_per_value[measured_class][1];
+    const bool cuda_faster = cuda <= cpu;
+    const double ratio = cuda_faster ? cpu / cuda : cuda / cpu;
+    const unsigned period = ratio < SG_AUTO_RETRY_FAR_RATIO ? SG_AUTO_RETRY_CALLS : SG_AUTO_RETRY_FAR_CALLS;
+    const bool retry = ++context->select_calls[measured_class] % period == 0;
+    const bool wants_cuda = cuda_faster != retry;
+    if (!wants_cuda)
+        snprintf(context->note, sizeof context->note, "AUTO %s the CPU: on host data of 2^%d values or more its "
+                 "last call took %.3g ns a value, CUDA's %.3g", retry ? "tried" : "chose", log2, cpu * 1e9, cuda * 1e9);
+    return wants_cuda;
+}
+
+/* Records a measured class's call that ran on backend (0 the CPU, 1 CUDA). */
+static void sg_select_measured(statgpu_context *context, int measured_class, int backend, double started,
+                               size_t count)
+{
+    context->select_seconds_per_value[measured_class][backend] = (sg_monotonic_seconds() - started) / (double)count;
+    if (context->select_measured_calls[measured_class][backend] < 2)
+        ++context->select_measured_calls[measured_class][backend];
+}
+
 /* Exact order statistics of the given ascending, distinct 1-based ranks, on
  * the context's backend, falling back to the CPU when CUDA cannot run a call
  * on host data. */
@@ -66,7 +141,12 @@ static statgpu_status sg_select_ranks(statgpu_context *context, const statgpu_ve
      * in its first pass over the data (host data too: a host pass would cost
      * a third of the whole call at 2^27 doubles), the CPU below. */
     sg_dispatch_begin(context);
-    if (sg_dispatch_wants_cuda_above(context, (double)data->count, (double)SG_AUTO_CUDA_MIN_COUNT, on_device)) {
+    /* A class's calls are measured once CUDA is set up (a call that sets it
+     * up is not) and while they run on one backend from start to end. */
+    int measured_class = context->cuda_state != NULL ? sg_select_measured_class(context, data) : -1;
+    const double started = sg_monotonic_seconds();
+    if (sg_dispatch_wants_cuda_above(context, (double)data->count, (double)SG_AUTO_CUDA_MIN_COUNT, on_device)
+        && (measured_class < 0 || sg_select_measured_wants_cuda(context, measured_class))) {
         char message[256] = "";
         statgpu_cuda_status status = STATGPU_CUDA_NO_DEVICE;
         if (context->params.backend == STATGPU_BACKEND_CPU && on_device)
@@ -75,6 +155,8 @@ static statgpu_status sg_select_ranks(statgpu_context *context, const statgpu_ve
             status = sg_cuda_select(context, data, ranks, rank_count, results, message, sizeof message);
 
         if (status == STATGPU_CUDA_OK) {
+            if (measured_class >= 0)
+                sg_select_measured(context, measured_class, 1, started, data->count);
             sg_dispatch_ran(context, STATGPU_BACKEND_CUDA, context->last_transfer_seconds,
                             context->last_compute_seconds);
             return STATGPU_OK;
@@ -84,6 +166,7 @@ static statgpu_status sg_select_ranks(statgpu_context *context, const statgpu_ve
         if (on_device)
             return sg_fail(context, STATGPU_ERROR_BACKEND, "data in device memory need CUDA: %s", message);
         sg_dispatch_note_cpu(context, status, message, NULL);
+        measured_class = -1;
     }
 
     statgpu_status status = sg_cpu_select_ranks_nan_checked(
@@ -93,6 +176,8 @@ static statgpu_status sg_select_ranks(statgpu_context *context, const statgpu_ve
         return sg_fail(context, STATGPU_ERROR_NAN_IN_DATA, "the data contain NaN");
     if (status != STATGPU_OK)
         return sg_fail(context, status, "could not allocate work space for %zu values", data->count);
+    if (measured_class >= 0)
+        sg_select_measured(context, measured_class, 0, started, data->count);
     sg_dispatch_ran(context, STATGPU_BACKEND_CPU, 0.0, 0.0);
     if (sg_progress_cancelled(context, 1.0))
         return sg_fail(context, STATGPU_ERROR_CANCELLED, "cancelled");
