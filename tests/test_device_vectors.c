@@ -190,9 +190,9 @@ static statgpu_backend last_backend(statgpu_context *context, char *note, size_t
 /* Under AUTO, order statistics of 2^22 values or more of host data run on
  * the backend measured faster: after the call that sets CUDA up, CUDA, the
  * CPU, CUDA and the CPU (each such CPU call says so in the note), then
- * whichever took less, the other now and then; each power of two and element
- * type measured on its own; every result exact. A context with a select
- * method of its own keeps to CUDA. */
+ * whichever took less, the other now and then; each power of two, element
+ * type and rank count (one or two, more) measured on its own; every result
+ * exact. A context with a select method of its own keeps to CUDA. */
 static void test_auto_measures_large_host_data(void **state)
 {
     (void)state;
@@ -249,6 +249,18 @@ static void test_auto_measures_large_host_data(void **state)
     assert_int_equal(statgpu_vector_select(context, &vector, &rank, 1, &value), STATGPU_OK);
     assert_int_equal(last_backend(context, note, sizeof note), STATGPU_BACKEND_CPU);
     assert_true(test_same_bits(value, (double)(float)expected));
+
+    /* Three ranks of the same doubles: a class of their own too. */
+    statgpu_vector wide = { data, count, STATGPU_DTYPE_FLOAT64, STATGPU_MEMORY_HOST };
+    size_t three[3] = { 1, count / 2 + 1, count };
+    const statgpu_backend three_first[] = { STATGPU_BACKEND_CUDA, STATGPU_BACKEND_CPU };
+    for (int call = 0; call < 2; ++call) {
+        double values[3];
+        assert_int_equal(statgpu_vector_select(context, &wide, three, 3, values), STATGPU_OK);
+        assert_int_equal(last_backend(context, note, sizeof note), three_first[call]);
+        for (int j = 0; j < 3; ++j)
+            assert_true(test_same_bits(values[j], sorted[three[j] - 1]));
+    }
     statgpu_context_destroy(context);
 
     params.select_method = STATGPU_SELECT_RADIX;

@@ -7,16 +7,17 @@
 
 #include "statgpu.h"
 #include "backend/cuda_module.h"
+#include "backend/measured_choice.h"
 
 #include <stdbool.h>
 
 #define SG_MESSAGE_BYTES 512
 
 /* The counts of order statistics whose backend AUTO chooses by measurement
- * (methods/order_statistics.c): 2^22 and up, one class per power of two and
- * element type. */
+ * (methods/order_statistics.c): 2^22 and up, one class per power of two,
+ * element type, and one or two ranks or more. */
 #define SG_SELECT_MEASURED_MIN_LOG2 22
-#define SG_SELECT_MEASURED_CLASSES  (2 * (64 - SG_SELECT_MEASURED_MIN_LOG2))
+#define SG_SELECT_MEASURED_CLASSES  (4 * (64 - SG_SELECT_MEASURED_MIN_LOG2))
 
 struct statgpu_context {
     statgpu_context_params params;
@@ -30,14 +31,9 @@ struct statgpu_context {
                                                       or for a worker its parent's, so that a call chooses
                                                       the same backend on either */
 
-    /* AUTO's measured choice for order statistics of large host data
-     * (methods/order_statistics.c): per power of two of the count from
-     * 2^SG_SELECT_MEASURED_MIN_LOG2 and element type, the last whole call's seconds a value
-     * on the CPU ([0]) and on CUDA ([1]), the calls measured on each (up to
-     * two), and the calls since both were. */
-    double                   select_seconds_per_value[SG_SELECT_MEASURED_CLASSES][2];
-    unsigned char            select_measured_calls[SG_SELECT_MEASURED_CLASSES][2];
-    unsigned                 select_calls[SG_SELECT_MEASURED_CLASSES];
+    /* AUTO's measured choice for order statistics of large host data, one
+     * per class of calls (methods/order_statistics.c). */
+    sg_measured_choice       select_measured[SG_SELECT_MEASURED_CLASSES];
 
     /* The contexts of the threads that fit a model choice's candidates side
      * by side (statgpu_gmm_select), made at the first such call and kept:

@@ -23,16 +23,9 @@
  * machine to machine and from one machine start to the next: at 2^27
  * doubles on the benchmark machine the CPU took 27.5 ms against CUDA's
  * 25.9 in one run, 19.9 against 28.7 in another, at 2^24 4.7 against 4.5
- * and 3.4 against 4.0 (bench/NOTES.md, "AUTO measured"). So AUTO measures
- * there: per power of two of the count it runs CUDA, the CPU, CUDA and the
- * CPU (the first call on each pays for its allocations, the first on CUDA
- * for setting the device up as well), then the backend whose last whole
- * call took less a value, and the other again every SG_AUTO_RETRY_CALLS
- * calls (every SG_AUTO_RETRY_FAR_CALLS calls where it took 1.5 times as
- * long or more), which costs at most 4% of the calls' time. */
-#define SG_AUTO_RETRY_CALLS     16u
-#define SG_AUTO_RETRY_FAR_CALLS 256u
-#define SG_AUTO_RETRY_FAR_RATIO 1.5
+ * and 3.4 against 4.0 (bench/NOTES.md, "AUTO measured"). So AUTO chooses
+ * there by measurement (backend/measured_choice.h), per class of calls
+ * (sg_select_measured_class). */
 
 /* ------------------------------------------------------------- validation */
 
@@ -79,10 +72,12 @@ static double sg_monotonic_seconds(void)
 }
 
 /* The class of a call whose backend AUTO chooses by measurement (the power
- * of two of its count, counted from 2^SG_SELECT_MEASURED_MIN_LOG2, and its
- * element type), or -1: an AUTO context with AUTO's select method, host data
- * of 2^22 values or more. */
-static int sg_select_measured_class(const statgpu_context *context, const statgpu_vector *data)
+ * of two of its count, counted from 2^SG_SELECT_MEASURED_MIN_LOG2, its
+ * element type, and whether it asks for one or two ranks -- a median, a
+ * quantile -- or more, which cost the backends differently), or -1: an AUTO
+ * context with AUTO's select method, host data of 2^22 values or more. */
+static int sg_select_measured_class(const statgpu_context *context, const statgpu_vector *data,
+                                    size_t rank_count)
 {
     if (context->params.backend != STATGPU_BACKEND_AUTO || context->params.select_method != STATGPU_SELECT_AUTO
         || data->memory == STATGPU_MEMORY_CUDA_DEVICE || data->count >> SG_SELECT_MEASURED_MIN_LOG2 == 0)
@@ -90,42 +85,26 @@ static int sg_select_measured_class(const statgpu_context *context, const statgp
     int log2 = 0;
     for (size_t count = data->count; count > 1; count >>= 1)
         ++log2;
-    return 2 * (log2 - SG_SELECT_MEASURED_MIN_LOG2) + (data->dtype == STATGPU_DTYPE_FLOAT32);
+    return 4 * (log2 - SG_SELECT_MEASURED_MIN_LOG2) + 2 * (rank_count > 2) + (data->dtype == STATGPU_DTYPE_FLOAT32);
 }
 
 /* AUTO's choice for a call of a measured class: true for CUDA. Writes the
  * note that says why when it is the CPU. */
 static bool sg_select_measured_wants_cuda(statgpu_context *context, int measured_class)
 {
-    const unsigned char *measured = context->select_measured_calls[measured_class];
-    const int log2 = measured_class / 2 + SG_SELECT_MEASURED_MIN_LOG2;
-    if (measured[1] < 2 && measured[1] <= measured[0])
+    sg_measured_choice *choice = &context->select_measured[measured_class];
+    bool trying = false;
+    if (sg_measured_choose(choice, &trying) == STATGPU_BACKEND_CUDA)
         return true;
-    if (measured[0] < 2) {
+    const int log2 = measured_class / 4 + SG_SELECT_MEASURED_MIN_LOG2;
+    if (choice->measured[0] < 2)
         snprintf(context->note, sizeof context->note, "AUTO tried the CPU on host data of 2^%d values or more, "
                  "to measure it against CUDA", log2);
-        return false;
-    }
-    const double cpu = context->select_seconds_per_value[measured_class][0];
-    const double cuda = context->select_seconds_per_value[measured_class][1];
-    const bool cuda_faster = cuda <= cpu;
-    const double ratio = cuda_faster ? cpu / cuda : cuda / cpu;
-    const unsigned period = ratio < SG_AUTO_RETRY_FAR_RATIO ? SG_AUTO_RETRY_CALLS : SG_AUTO_RETRY_FAR_CALLS;
-    const bool retry = ++context->select_calls[measured_class] % period == 0;
-    const bool wants_cuda = cuda_faster != retry;
-    if (!wants_cuda)
+    else
         snprintf(context->note, sizeof context->note, "AUTO %s the CPU: on host data of 2^%d values or more its "
-                 "last call took %.3g ns a value, CUDA's %.3g", retry ? "tried" : "chose", log2, cpu * 1e9, cuda * 1e9);
-    return wants_cuda;
-}
-
-/* Records a measured class's call that ran on backend (0 the CPU, 1 CUDA). */
-static void sg_select_measured(statgpu_context *context, int measured_class, int backend, double started,
-                               size_t count)
-{
-    context->select_seconds_per_value[measured_class][backend] = (sg_monotonic_seconds() - started) / (double)count;
-    if (context->select_measured_calls[measured_class][backend] < 2)
-        ++context->select_measured_calls[measured_class][backend];
+                 "last call took %.3g ns a value, CUDA's %.3g", trying ? "tried" : "chose", log2,
+                 choice->seconds_per_unit[0] * 1e9, choice->seconds_per_unit[1] * 1e9);
+    return false;
 }
 
 /* Exact order statistics of the given ascending, distinct 1-based ranks, on
@@ -143,7 +122,7 @@ static statgpu_status sg_select_ranks(statgpu_context *context, const statgpu_ve
     sg_dispatch_begin(context);
     /* A class's calls are measured once CUDA is set up (a call that sets it
      * up is not) and while they run on one backend from start to end. */
-    int measured_class = context->cuda_state != NULL ? sg_select_measured_class(context, data) : -1;
+    int measured_class = context->cuda_state != NULL ? sg_select_measured_class(context, data, rank_count) : -1;
     const double started = sg_monotonic_seconds();
     if (sg_dispatch_wants_cuda_above(context, (double)data->count, (double)SG_AUTO_CUDA_MIN_COUNT, on_device)
         && (measured_class < 0 || sg_select_measured_wants_cuda(context, measured_class))) {
@@ -156,7 +135,8 @@ static statgpu_status sg_select_ranks(statgpu_context *context, const statgpu_ve
 
         if (status == STATGPU_CUDA_OK) {
             if (measured_class >= 0)
-                sg_select_measured(context, measured_class, 1, started, data->count);
+                sg_measured_record(&context->select_measured[measured_class], STATGPU_BACKEND_CUDA,
+                                   sg_monotonic_seconds() - started, (double)data->count);
             sg_dispatch_ran(context, STATGPU_BACKEND_CUDA, context->last_transfer_seconds,
                             context->last_compute_seconds);
             return STATGPU_OK;
@@ -177,7 +157,8 @@ static statgpu_status sg_select_ranks(statgpu_context *context, const statgpu_ve
     if (status != STATGPU_OK)
         return sg_fail(context, status, "could not allocate work space for %zu values", data->count);
     if (measured_class >= 0)
-        sg_select_measured(context, measured_class, 0, started, data->count);
+        sg_measured_record(&context->select_measured[measured_class], STATGPU_BACKEND_CPU,
+                           sg_monotonic_seconds() - started, (double)data->count);
     sg_dispatch_ran(context, STATGPU_BACKEND_CPU, 0.0, 0.0);
     if (sg_progress_cancelled(context, 1.0))
         return sg_fail(context, STATGPU_ERROR_CANCELLED, "cancelled");

@@ -1,0 +1,127 @@
+/*
+ * test_measured_choice.c: AUTO's choice between the CPU and CUDA by
+ * measurement (backend/measured_choice.c, compiled in): the first calls
+ * measure CUDA, the CPU, CUDA and the CPU; then the faster of the last
+ * calls runs, and the slower again at the period that keeps the retries
+ * under 3% of the time; a new measurement turns the choice; zero, infinite
+ * and NaN timings still choose.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "backend/measured_choice.h"
+
+/* Runs the choice's calls, each taking the given seconds a unit on its
+ * backend, and counts where they ran and how many were tries. */
+static void run_calls(sg_measured_choice *choice, int calls, double cpu_seconds, double cuda_seconds,
+                      int *on_cpu, int *on_cuda, int *tries)
+{
+    *on_cpu = *on_cuda = *tries = 0;
+    for (int call = 0; call < calls; ++call) {
+        bool trying = false;
+        statgpu_backend backend = sg_measured_choose(choice, &trying);
+        *tries += trying;
+        if (backend == STATGPU_BACKEND_CPU)
+            ++*on_cpu;
+        else
+            ++*on_cuda;
+        sg_measured_record(choice, backend, (backend == STATGPU_BACKEND_CPU ? cpu_seconds : cuda_seconds) * 1e6,
+                           1e6);
+    }
+}
+
+/* A class past its first four calls, measured at the given seconds a unit. */
+static void measured_class(sg_measured_choice *choice, double cpu_seconds, double cuda_seconds)
+{
+    int on_cpu, on_cuda, tries;
+    memset(choice, 0, sizeof *choice);
+    run_calls(choice, 4, cpu_seconds, cuda_seconds, &on_cpu, &on_cuda, &tries);
+    assert_int_equal(tries, 4);
+}
+
+static void test_first_calls_measure_both(void **state)
+{
+    (void)state;
+    sg_measured_choice choice;
+    memset(&choice, 0, sizeof choice);
+    const statgpu_backend expected[] = { STATGPU_BACKEND_CUDA, STATGPU_BACKEND_CPU, STATGPU_BACKEND_CUDA,
+                                         STATGPU_BACKEND_CPU };
+    for (int call = 0; call < 4; ++call) {
+        bool trying = false;
+        assert_int_equal(sg_measured_choose(&choice, &trying), expected[call]);
+        assert_true(trying);
+        sg_measured_record(&choice, expected[call], expected[call] == STATGPU_BACKEND_CPU ? 2.0 : 1.0, 1.0);
+    }
+    assert_int_equal(choice.measured[0], 2);
+    assert_int_equal(choice.measured[1], 2);
+    bool trying = true;
+    assert_int_equal(sg_measured_choose(&choice, &trying), STATGPU_BACKEND_CUDA);
+    assert_false(trying);
+}
+
+/* 1.2 times as long: the slower every 16th call; 4 times: every 100th (3
+ * more a retry, 30 in 1000 calls: 3%). */
+static void test_retry_periods(void **state)
+{
+    (void)state;
+    const struct { double cpu, cuda; int calls, on_slower; } cases[] = {
+        { 1.2e-9, 1e-9, 160, 10 }, { 1e-9, 4e-9, 1000, 10 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+        sg_measured_choice choice;
+        int on_cpu, on_cuda, tries;
+        measured_class(&choice, cases[i].cpu, cases[i].cuda);
+        run_calls(&choice, cases[i].calls, cases[i].cpu, cases[i].cuda, &on_cpu, &on_cuda, &tries);
+        assert_int_equal(cases[i].cpu > cases[i].cuda ? on_cpu : on_cuda, cases[i].on_slower);
+        assert_int_equal(tries, cases[i].on_slower);
+    }
+}
+
+/* The backend that slows down is left at the next call. */
+static void test_choice_follows_the_measurements(void **state)
+{
+    (void)state;
+    sg_measured_choice choice;
+    int on_cpu, on_cuda, tries;
+    measured_class(&choice, 2e-9, 1e-9);
+    run_calls(&choice, 10, 2e-9, 1e-9, &on_cpu, &on_cuda, &tries);
+    assert_int_equal(on_cuda, 10);
+    run_calls(&choice, 1, 2e-9, 3e-9, &on_cpu, &on_cuda, &tries);  /* CUDA now takes 3: measured once */
+    assert_int_equal(on_cuda, 1);
+    bool trying = true;
+    assert_int_equal(sg_measured_choose(&choice, &trying), STATGPU_BACKEND_CPU);
+    assert_false(trying);
+}
+
+static void test_odd_timings_still_choose(void **state)
+{
+    (void)state;
+    const double odd[][2] = { { 0.0, 0.0 }, { 0.0, 1e-9 }, { 1e-9, 0.0 }, { INFINITY, 1e-9 }, { NAN, 1e-9 },
+                              { NAN, NAN } };
+    for (size_t i = 0; i < sizeof odd / sizeof *odd; ++i) {
+        sg_measured_choice choice;
+        int on_cpu, on_cuda, tries;
+        measured_class(&choice, odd[i][0], odd[i][1]);
+        run_calls(&choice, 200, odd[i][0], odd[i][1], &on_cpu, &on_cuda, &tries);
+        assert_int_equal(on_cpu + on_cuda, 200);
+        assert_true(tries <= 200 / (int)SG_MEASURED_RETRY_MIN_CALLS);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_first_calls_measure_both),
+        cmocka_unit_test(test_retry_periods),
+        cmocka_unit_test(test_choice_follows_the_measurements),
+        cmocka_unit_test(test_odd_timings_still_choose),
+    };
+    return cmocka_run_group_tests_name("measured_choice", tests, NULL, NULL);
+}
