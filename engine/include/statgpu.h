@@ -220,6 +220,15 @@ typedef struct statgpu_matrix {
 
 /* ===== Order statistics =================================================== */
 
+/* Backend: data in device memory run on CUDA. Host data run on CUDA when the
+ * context asks for it, and under AUTO from 2^13 values (more on machines
+ * with more than 16 threads); from 2^22 values of host data AUTO chooses by
+ * measurement on the context: its first calls of each power of two of the
+ * count, element type and rank count (one or two, or more) run on CUDA and
+ * the CPU in turn, later ones on the backend whose last call took less, the
+ * other tried again now and then. The backend report's note says when and
+ * why a call ran on the CPU. Results are the same bits on either backend. */
+
 /* Order statistics of a vector: results[j] = the ranks[j]-th smallest
  * (1-based; any order, repeats allowed) for j < rank_count. Floats are
  * returned exactly, widened to double. */
