@@ -84,13 +84,15 @@ def auto_table(engine, clock):
         data = make_sets(sets, 2000, 1)
         cases.append((f"IGMM {sets} x 2,000, k = 2, 1 start", data.nbytes,
                       lambda c, data=data: igmm(c, data, 2, starts=1, max_iterations=100, tolerance=0.0)))
-    lines = ["| case | CPU | CUDA | AUTO | AUTO ran | AUTO / faster |", "|---|---|---|---|---|---|"]
+    names = {0: "auto", 1: "CPU", 2: "CUDA"}
+    lines = ["| case | CPU | CUDA | AUTO | AUTO ran (timed calls) | AUTO / faster |", "|---|---|---|---|---|---|"]
     for name, _, call in cases:
         # The backends take turns within each repeat, so a drift of the
         # machine's speed falls on all three alike; calls under 20 ms get 15
         # repeats (3 gave AUTO / faster of 0.71 to 1.32 at 2^20 and 2^22,
         # where AUTO ran the faster backend: the spread of sub-millisecond
-        # timings).
+        # timings), longer ones 7 (3 gave 1.10 at 2^27 between backends
+        # within 5% of each other).
         samples = {backend: [] for backend in contexts}
         for backend, context in contexts.items():
             # Warm-up; AUTO's five calls also let it measure both backends
@@ -98,7 +100,7 @@ def auto_table(engine, clock):
             # values or more: CUDA, CPU, CUDA, CPU after CUDA's set-up).
             for _ in range(5 if backend == "auto" else 1):
                 call(context)
-        repeats = 3
+        repeats, ran = 7, []
         for r in range(15):
             if r == repeats:
                 break
@@ -106,10 +108,12 @@ def auto_table(engine, clock):
                 start = time.perf_counter()
                 call(context)
                 samples[backend].append((time.perf_counter() - start) * 1e3)
+            ran.append(names.get(contexts["auto"].report().last_used, "?"))
             if r == 0 and max(min(t) for t in samples.values()) < 20.0:
                 repeats = 15
         times = {backend: statistics.median(t) for backend, t in samples.items()}
-        used = {0: "auto", 1: "CPU", 2: "CUDA"}.get(contexts["auto"].report().last_used, "?")
+        counts = {name: ran.count(name) for name in dict.fromkeys(ran)}
+        used = next(iter(counts)) if len(counts) == 1 else ", ".join(f"{n} {c}" for n, c in counts.items())
         faster = min(times["cpu"], times["cuda"])
         lines.append(f"| {name} | {times['cpu']:.2f} | {times['cuda']:.2f} | {times['auto']:.2f} | {used} | "
                      f"{times['auto'] / faster:.2f} |")
