@@ -645,6 +645,19 @@ static void test_every_method_is_exact(void **state)
     free(data);
 }
 
+/* Selects the ranks (at most 4) of vector and checks each against sorted,
+ * its values ascending; a failure names what. */
+static void check_selected(statgpu_context *context, const statgpu_vector *vector, const size_t *ranks,
+                           size_t rank_count, const double *sorted, const char *what)
+{
+    double results[4];
+    assert_true(rank_count <= 4);
+    assert_int_equal(statgpu_vector_select(context, vector, ranks, rank_count, results), STATGPU_OK);
+    for (size_t j = 0; j < rank_count; ++j)
+        if (!test_same_bits(results[j], sorted[ranks[j] - 1]))
+            fail_msg("%s k=%zu: got %.17g, expected %.17g", what, ranks[j], results[j], sorted[ranks[j] - 1]);
+}
+
 /* The CPU's window select (AUTO from 2^16 values, CUTTING_PLANE from 2^12,
  * one to four ranks): the same bits as a sorted copy on every pattern, for
  * a rank alone, a median's two, three far apart and four at the ends, from
@@ -679,17 +692,13 @@ static void test_window_select(void **state)
                     const size_t sets[5][4] = { { n / 3 + 1 }, { n / 2, n / 2 + 1 }, { 17, n / 2, n - 3 },
                                                 { 1, 2, n - 1, n }, { n } };
                     const size_t sizes[5] = { 1, 2, 3, 4, 1 };
+                    char what[128];
+                    snprintf(what, sizeof what, "reach %s, method %d, %s n=%zu", reaches[r] ? reaches[r] : "3",
+                             (int)method, test_pattern_names[pattern], n);
                     for (size_t set = 0; set < 5; ++set) {
-                        double results[4];
                         statgpu_vector vector = { data, n, STATGPU_DTYPE_FLOAT64,
                                                   set == 1 ? STATGPU_MEMORY_HOST_SCRATCH : STATGPU_MEMORY_HOST };
-                        assert_int_equal(statgpu_vector_select(context, &vector, sets[set], sizes[set], results),
-                                         STATGPU_OK);
-                        for (size_t j = 0; j < sizes[set]; ++j)
-                            if (!test_same_bits(results[j], sorted[sets[set][j] - 1]))
-                                fail_msg("reach %s, method %d, %s n=%zu k=%zu: got %.17g, expected %.17g",
-                                         reaches[r] ? reaches[r] : "3", (int)method, test_pattern_names[pattern], n,
-                                         sets[set][j], results[j], sorted[sets[set][j] - 1]);
+                        check_selected(context, &vector, sets[set], sizes[set], sorted, what);
                         test_fill(data, n, (test_pattern)pattern, 31 + n);  /* scratch may be reordered */
                     }
                     /* float32: the widened values' order. */
@@ -701,17 +710,11 @@ static void test_window_select(void **state)
                     }
                     if (finite) {  /* a median's two ranks (one window) and three apart */
                         qsort(sorted, n, sizeof *sorted, test_total_order_compare);
-                        for (size_t set = 1; set <= 2; ++set) {
-                            double results[3];
-                            statgpu_vector vector = { narrow, n, STATGPU_DTYPE_FLOAT32, STATGPU_MEMORY_HOST };
-                            assert_int_equal(statgpu_vector_select(context, &vector, sets[set], sizes[set], results),
-                                             STATGPU_OK);
-                            for (size_t j = 0; j < sizes[set]; ++j)
-                                if (!test_same_bits(results[j], sorted[sets[set][j] - 1]))
-                                    fail_msg("float32, reach %s, method %d, %s n=%zu k=%zu: got %.17g, expected %.17g",
-                                             reaches[r] ? reaches[r] : "3", (int)method, test_pattern_names[pattern],
-                                             n, sets[set][j], results[j], sorted[sets[set][j] - 1]);
-                        }
+                        const statgpu_vector vector = { narrow, n, STATGPU_DTYPE_FLOAT32, STATGPU_MEMORY_HOST };
+                        char narrow_what[160];
+                        snprintf(narrow_what, sizeof narrow_what, "float32, %s", what);
+                        for (size_t set = 1; set <= 2; ++set)
+                            check_selected(context, &vector, sets[set], sizes[set], sorted, narrow_what);
                     }
                     free(sorted);
                 }
@@ -810,17 +813,12 @@ static void test_window_select_levels(void **state)
                 params.thread_count = threads[t];
                 statgpu_context *context = NULL;
                 assert_int_equal(statgpu_context_create(&params, &context), STATGPU_OK);
-                for (size_t set = 0; set < 4; ++set) {
-                    double results[3];
-                    statgpu_vector vector = { data, n, STATGPU_DTYPE_FLOAT64, STATGPU_MEMORY_HOST };
-                    assert_int_equal(statgpu_vector_select(context, &vector, sets[set], sizes[set], results),
-                                     STATGPU_OK);
-                    for (size_t j = 0; j < sizes[set]; ++j)
-                        if (!test_same_bits(results[j], sorted[sets[set][j] - 1]))
-                            fail_msg("shape %d, reach %s, %d threads, k=%zu: got %.17g, expected %.17g", shape,
-                                     reaches[r] ? reaches[r] : "3", threads[t], sets[set][j], results[j],
-                                     sorted[sets[set][j] - 1]);
-                }
+                const statgpu_vector vector = { data, n, STATGPU_DTYPE_FLOAT64, STATGPU_MEMORY_HOST };
+                char what[96];
+                snprintf(what, sizeof what, "shape %d, reach %s, %d threads", shape, reaches[r] ? reaches[r] : "3",
+                         threads[t]);
+                for (size_t set = 0; set < 4; ++set)
+                    check_selected(context, &vector, sets[set], sizes[set], sorted, what);
                 statgpu_context_destroy(context);
             }
         }

@@ -772,17 +772,12 @@ static statgpu_status sg_window_finish(const sg_window_pass *pass, int w, size_t
         status = sg_window_select(&kept, ranks, rank_count, results, thread_count);
         goto done;
     }
-    keys = sg_window_gathered(&kept, thread_count);
-    if (keys == NULL) {
-        status = STATGPU_ERROR_OUT_OF_MEMORY;
-        goto done;
-    }
     if (inside >= SG_RADIX_MIN_COUNT) {
-        for (size_t j = 0; j < rank_count && status == STATGPU_OK; ++j)
-            status = sg_radix_select(NULL, STATGPU_DTYPE_FLOAT64, keys, inside, ranks[j], thread_count, &results[j]);
+        status = sg_window_radix_select(&kept, ranks, rank_count, thread_count, results);
         goto done;
     }
-    status = sg_select_keys(keys, inside, ranks, rank_count, results);
+    keys = sg_window_gathered(&kept, thread_count);
+    status = keys != NULL ? sg_select_keys(keys, inside, ranks, rank_count, results) : STATGPU_ERROR_OUT_OF_MEMORY;
 done:
     free(keys);
     free(offsets);
