@@ -6,6 +6,33 @@
 
 #include <math.h>
 
+/* Whether x sorts after y, NaN after every number. */
+static bool sg_after(double x, double y)
+{
+    return x > y || (isnan(x) && !isnan(y));
+}
+
+double sg_measured_estimate(const sg_measured_choice *choice, statgpu_backend backend)
+{
+    const int which = backend == STATGPU_BACKEND_CUDA;
+    const double *kept = choice->seconds_per_unit[which];
+    switch (choice->kept[which]) {
+    case 0:
+        return NAN;
+    case 1:
+        return kept[0];
+    case 2:
+        return 0.5 * (kept[0] + kept[1]);
+    default: {
+        /* The median of three: NaN (a clock gone wrong) counts as the largest. */
+        double a = kept[0], b = kept[1], c = kept[2];
+        if (sg_after(a, b)) { double t = a; a = b; b = t; }
+        if (sg_after(b, c)) b = c;
+        return sg_after(a, b) ? a : b;
+    }
+    }
+}
+
 statgpu_backend sg_measured_choose(sg_measured_choice *choice, bool *trying)
 {
     const unsigned char *measured = choice->measured;
@@ -14,7 +41,8 @@ statgpu_backend sg_measured_choose(sg_measured_choice *choice, bool *trying)
         return STATGPU_BACKEND_CUDA;
     if (measured[0] < 2)
         return STATGPU_BACKEND_CPU;
-    const double cpu = choice->seconds_per_unit[0], cuda = choice->seconds_per_unit[1];
+    const double cpu = sg_measured_estimate(choice, STATGPU_BACKEND_CPU);
+    const double cuda = sg_measured_estimate(choice, STATGPU_BACKEND_CUDA);
     const bool cuda_faster = !(cuda > cpu);
     const double ratio = cuda_faster ? cpu / cuda : cuda / cpu;
     /* Over a period of p calls one retry on a backend r times slower costs
@@ -30,7 +58,12 @@ statgpu_backend sg_measured_choose(sg_measured_choice *choice, bool *trying)
 void sg_measured_record(sg_measured_choice *choice, statgpu_backend backend, double seconds, double units)
 {
     const int which = backend == STATGPU_BACKEND_CUDA;
-    choice->seconds_per_unit[which] = seconds / units;
     if (choice->measured[which] < 2)
         ++choice->measured[which];
+    if (choice->measured[which] == 1 && choice->kept[which] == 0)
+        return;  /* the first call, which paid for the allocations */
+    choice->seconds_per_unit[which][choice->next[which]] = seconds / units;
+    choice->next[which] = (unsigned char)((choice->next[which] + 1) % SG_MEASURED_KEPT);
+    if (choice->kept[which] < SG_MEASURED_KEPT)
+        ++choice->kept[which];
 }

@@ -102,8 +102,9 @@ static bool sg_select_measured_wants_cuda(statgpu_context *context, int measured
                  "to measure it against CUDA", log2);
     else
         snprintf(context->note, sizeof context->note, "AUTO %s the CPU: on host data of 2^%d values or more its "
-                 "last call took %.3g ns a value, CUDA's %.3g", trying ? "tried" : "chose", log2,
-                 choice->seconds_per_unit[0] * 1e9, choice->seconds_per_unit[1] * 1e9);
+                 "recent calls took %.3g ns a value, CUDA's %.3g", trying ? "tried" : "chose", log2,
+                 sg_measured_estimate(choice, STATGPU_BACKEND_CPU) * 1e9,
+                 sg_measured_estimate(choice, STATGPU_BACKEND_CUDA) * 1e9);
     return false;
 }
 
