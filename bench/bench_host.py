@@ -100,15 +100,19 @@ def auto_table(engine, clock):
             # values or more: CUDA, CPU, CUDA, CPU after CUDA's set-up).
             for _ in range(5 if backend == "auto" else 1):
                 call(context)
-        repeats, ran = 7, []
+        repeats, ran, order = 7, [], list(contexts)
         for r in range(15):
             if r == repeats:
                 break
-            for backend, context in contexts.items():
+            # Each repeat starts on the next backend, so that none always
+            # runs after the CPU's call (its caches, its threads' wake-up)
+            # or after CUDA's.
+            for backend in order[r % 3:] + order[:r % 3]:
                 start = time.perf_counter()
-                call(context)
+                call(contexts[backend])
                 samples[backend].append((time.perf_counter() - start) * 1e3)
-            ran.append(names.get(contexts["auto"].report().last_used, "?"))
+                if backend == "auto":
+                    ran.append(names.get(contexts["auto"].report().last_used, "?"))
             if r == 0 and max(min(t) for t in samples.values()) < 50.0:
                 repeats = 15
         times = {backend: statistics.median(t) for backend, t in samples.items()}
