@@ -96,10 +96,11 @@ def auto_table(engine, clock):
         # other), longer ones 7.
         samples = {backend: [] for backend in contexts}
         for backend, context in contexts.items():
-            # Warm-up; AUTO's five calls also let it measure both backends
+            # Warm-up; AUTO's eight calls also let it measure both backends
             # where it chooses by measurement (order statistics of 2^22
-            # values or more: CUDA, CPU, CUDA, CPU after CUDA's set-up).
-            for _ in range(5 if backend == "auto" else 1):
+            # values or more: CUDA and the CPU in turn, three calls each,
+            # after CUDA's set-up).
+            for _ in range(8 if backend == "auto" else 1):
                 call(context)
         repeats, ran, order = 7, [], list(contexts)
         for r in range(15):
@@ -207,10 +208,10 @@ def main():
             # The same call under AUTO, the backend Calc's calls get: from
             # 2^22 values of host data it measures both backends and runs
             # the faster (bench/NOTES.md, "AUTO measured"), after a warm-up
-            # that sets CUDA up and lets it measure each twice.
+            # that sets CUDA up and lets it measure each three times.
             auto = engine.context(backend="auto")
             auto_vector = auto.vector(host.ctypes.data, n, "float64", "host")
-            for _ in range(6):
+            for _ in range(8):
                 auto.median(auto_vector)
             ran, times = [], []
             for _ in range(9):

@@ -188,8 +188,9 @@ static statgpu_backend last_backend(statgpu_context *context, char *note, size_t
 }
 
 /* Under AUTO, order statistics of 2^22 values or more of host data run on
- * the backend measured faster: after the call that sets CUDA up, CUDA, the
- * CPU, CUDA and the CPU (each such CPU call says so in the note), then
+ * the backend measured faster: after the call that sets CUDA up, CUDA and
+ * the CPU in turn, three calls each (each such CPU call says so in the
+ * note), then
  * whichever took less, the other now and then; each power of two, element
  * type and rank count (one or two, more) measured on its own; every result
  * exact. A context with a select method of its own keeps to CUDA. */
@@ -213,7 +214,8 @@ static void test_auto_measures_large_host_data(void **state)
     char note[256];
 
     const statgpu_backend warm_up[] = { STATGPU_BACKEND_CUDA, STATGPU_BACKEND_CUDA, STATGPU_BACKEND_CPU,
-                                        STATGPU_BACKEND_CUDA, STATGPU_BACKEND_CPU };
+                                        STATGPU_BACKEND_CUDA, STATGPU_BACKEND_CPU,  STATGPU_BACKEND_CUDA,
+                                        STATGPU_BACKEND_CPU };
     for (size_t call = 0; call < sizeof warm_up / sizeof *warm_up; ++call) {
         double median = 0;
         assert_int_equal(statgpu_median(context, data, count, &median), STATGPU_OK);

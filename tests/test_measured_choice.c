@@ -1,11 +1,11 @@
 /*
  * test_measured_choice.c: AUTO's choice between the CPU and CUDA by
  * measurement (backend/measured_choice.c, compiled in): the first calls
- * measure CUDA, the CPU, CUDA and the CPU (the first on each not counted);
- * then the faster by the median of each backend's last three calls runs,
- * and the slower again at the period that keeps the retries under 3% of
- * the time; one slow call does not turn the choice, two do; zero, infinite
- * and NaN timings still choose.
+ * measure CUDA and the CPU in turn, three on each (the first on each not
+ * counted); then the faster by the median of each backend's last five
+ * calls runs, and the slower again at the period that keeps the retries
+ * under 3% of the time; two slow calls do not turn the choice, three do;
+ * zero, infinite and NaN timings still choose.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -38,13 +38,14 @@ static void run_calls(sg_measured_choice *choice, int calls, double cpu_seconds,
     }
 }
 
-/* A class past its first four calls, measured at the given seconds a unit. */
+/* A class past its measuring calls, measured at the given seconds a unit. */
 static void measured_class(sg_measured_choice *choice, double cpu_seconds, double cuda_seconds)
 {
     int on_cpu, on_cuda, tries;
     memset(choice, 0, sizeof *choice);
-    run_calls(choice, 4, cpu_seconds, cuda_seconds, &on_cpu, &on_cuda, &tries);
-    assert_int_equal(tries, 4);
+    run_calls(choice, 2 * SG_MEASURED_TRIES, cpu_seconds, cuda_seconds, &on_cpu, &on_cuda, &tries);
+    assert_int_equal(tries, 2 * SG_MEASURED_TRIES);
+    assert_int_equal(on_cpu, SG_MEASURED_TRIES);
 }
 
 static void test_first_calls_measure_both(void **state)
@@ -53,20 +54,20 @@ static void test_first_calls_measure_both(void **state)
     sg_measured_choice choice;
     memset(&choice, 0, sizeof choice);
     const statgpu_backend expected[] = { STATGPU_BACKEND_CUDA, STATGPU_BACKEND_CPU, STATGPU_BACKEND_CUDA,
-                                         STATGPU_BACKEND_CPU };
+                                         STATGPU_BACKEND_CPU,  STATGPU_BACKEND_CUDA, STATGPU_BACKEND_CPU };
     /* CUDA's first call, paying for its allocations, takes 100 times as
      * long: not counted, CUDA is the faster after it. */
-    const double seconds[] = { 100.0, 2.0, 1.0, 2.0 };
-    for (int call = 0; call < 4; ++call) {
+    const double seconds[] = { 100.0, 2.0, 1.0, 2.0, 1.0, 2.0 };
+    for (int call = 0; call < 6; ++call) {
         bool trying = false;
         assert_int_equal(sg_measured_choose(&choice, &trying), expected[call]);
         assert_true(trying);
         sg_measured_record(&choice, expected[call], seconds[call], 1.0);
     }
-    assert_int_equal(choice.measured[0], 2);
-    assert_int_equal(choice.measured[1], 2);
-    assert_int_equal(choice.kept[0], 1);
-    assert_int_equal(choice.kept[1], 1);
+    assert_int_equal(choice.measured[0], 3);
+    assert_int_equal(choice.measured[1], 3);
+    assert_int_equal(choice.kept[0], 2);
+    assert_int_equal(choice.kept[1], 2);
     assert_true(sg_measured_estimate(&choice, STATGPU_BACKEND_CUDA) == 1.0);
     assert_true(sg_measured_estimate(&choice, STATGPU_BACKEND_CPU) == 2.0);
     bool trying = true;
@@ -92,8 +93,8 @@ static void test_retry_periods(void **state)
     }
 }
 
-/* One slow call on the chosen backend is not enough to leave it; a backend
- * that stays slow for two calls is left at the next. */
+/* Two slow calls on the chosen backend are not enough to leave it; a
+ * backend that stays slow for three calls is left at the next. */
 static void test_choice_follows_the_measurements(void **state)
 {
     (void)state;
@@ -102,20 +103,21 @@ static void test_choice_follows_the_measurements(void **state)
     measured_class(&choice, 2e-9, 1e-9);
     run_calls(&choice, 10, 2e-9, 1e-9, &on_cpu, &on_cuda, &tries);
     assert_int_equal(on_cuda, 10);
-    run_calls(&choice, 1, 2e-9, 3e-9, &on_cpu, &on_cuda, &tries);  /* CUDA takes 3 once: kept 1, 1, 3 */
-    assert_int_equal(on_cuda, 1);
+    run_calls(&choice, 2, 2e-9, 3e-9, &on_cpu, &on_cuda, &tries);  /* CUDA takes 3 twice: kept 1, 1, 1, 3, 3 */
+    assert_int_equal(on_cuda, 2);
     bool trying = true;
     assert_int_equal(sg_measured_choose(&choice, &trying), STATGPU_BACKEND_CUDA);
     assert_false(trying);
-    sg_measured_record(&choice, STATGPU_BACKEND_CUDA, 3e-3, 1e6);  /* and again: kept 1, 3, 3 */
+    sg_measured_record(&choice, STATGPU_BACKEND_CUDA, 3e-3, 1e6);  /* and again: kept 1, 1, 3, 3, 3 */
     trying = true;
     assert_int_equal(sg_measured_choose(&choice, &trying), STATGPU_BACKEND_CPU);
     assert_false(trying);
 }
 
-/* A backend's estimate: none before a counted call, the one, the mean of
- * two, the median of the last three (NaN counted as the largest). */
-static void test_estimate_is_the_median_of_the_last_three(void **state)
+/* A backend's estimate: none before a counted call, then the median of the
+ * last five or fewer (the mean of the middle two of an even count; NaN
+ * counted as the largest). */
+static void test_estimate_is_the_median_of_the_last_five(void **state)
 {
     (void)state;
     sg_measured_choice choice;
@@ -123,7 +125,8 @@ static void test_estimate_is_the_median_of_the_last_three(void **state)
     assert_true(isnan(sg_measured_estimate(&choice, STATGPU_BACKEND_CPU)));
     const struct { double seconds, estimate; } calls[] = {
         { 50.0, NAN },  /* the first call: not counted */
-        { 4.0, 4.0 }, { 2.0, 3.0 }, { 9.0, 4.0 }, { 1.0, 2.0 }, { NAN, 9.0 }, { 5.0, 5.0 },
+        { 4.0, 4.0 }, { 2.0, 3.0 }, { 9.0, 4.0 }, { 1.0, 3.0 }, { NAN, 4.0 }, /* 4, 2, 9, 1, NaN */
+        { 5.0, 5.0 }, { 0.0, 5.0 }, { 0.5, 1.0 },                                /* 5, 0, 0.5, 1, NaN */
     };
     for (size_t i = 0; i < sizeof calls / sizeof *calls; ++i) {
         sg_measured_record(&choice, STATGPU_BACKEND_CPU, calls[i].seconds, 1.0);
@@ -155,7 +158,7 @@ int main(void)
         cmocka_unit_test(test_first_calls_measure_both),
         cmocka_unit_test(test_retry_periods),
         cmocka_unit_test(test_choice_follows_the_measurements),
-        cmocka_unit_test(test_estimate_is_the_median_of_the_last_three),
+        cmocka_unit_test(test_estimate_is_the_median_of_the_last_five),
         cmocka_unit_test(test_odd_timings_still_choose),
     };
     return cmocka_run_group_tests_name("measured_choice", tests, NULL, NULL);

@@ -225,9 +225,10 @@ typedef struct statgpu_matrix {
  * with more than 16 threads); from 2^22 values of host data AUTO chooses by
  * measurement on the context: its first calls of each power of two of the
  * count, element type and rank count (one or two, or more) run on CUDA and
- * the CPU in turn, later ones on the backend whose recent calls took less
- * (the median of its last three), the other tried again now and then. The backend report's note says when and
- * why a call ran on the CPU. Results are the same bits on either backend. */
+ * the CPU in turn, three on each, later ones on the backend whose recent
+ * calls took less (the median of its last five), the other tried again now
+ * and then. The backend report's note says when and why a call ran on the
+ * CPU. Results are the same bits on either backend. */
 
 /* Order statistics of a vector: results[j] = the ranks[j]-th smallest
  * (1-based; any order, repeats allowed) for j < rank_count. Floats are

@@ -6,7 +6,7 @@
 
 #include <math.h>
 
-/* Whether x sorts after y, NaN after every number. */
+/* Whether x sorts after y, NaN (a clock gone wrong) after every number. */
 static bool sg_after(double x, double y)
 {
     return x > y || (isnan(x) && !isnan(y));
@@ -15,31 +15,27 @@ static bool sg_after(double x, double y)
 double sg_measured_estimate(const sg_measured_choice *choice, statgpu_backend backend)
 {
     const int which = backend == STATGPU_BACKEND_CUDA;
-    const double *kept = choice->seconds_per_unit[which];
-    switch (choice->kept[which]) {
-    case 0:
+    const int kept = choice->kept[which];
+    if (kept == 0)
         return NAN;
-    case 1:
-        return kept[0];
-    case 2:
-        return 0.5 * (kept[0] + kept[1]);
-    default: {
-        /* The median of three: NaN (a clock gone wrong) counts as the largest. */
-        double a = kept[0], b = kept[1], c = kept[2];
-        if (sg_after(a, b)) { double t = a; a = b; b = t; }
-        if (sg_after(b, c)) b = c;
-        return sg_after(a, b) ? a : b;
+    double sorted[SG_MEASURED_KEPT];
+    for (int i = 0; i < kept; ++i) {
+        const double value = choice->seconds_per_unit[which][i];
+        int j = i;
+        for (; j > 0 && sg_after(sorted[j - 1], value); --j)
+            sorted[j] = sorted[j - 1];
+        sorted[j] = value;
     }
-    }
+    return kept % 2 ? sorted[kept / 2] : 0.5 * (sorted[kept / 2 - 1] + sorted[kept / 2]);
 }
 
 statgpu_backend sg_measured_choose(sg_measured_choice *choice, bool *trying)
 {
     const unsigned char *measured = choice->measured;
     *trying = true;
-    if (measured[1] < 2 && measured[1] <= measured[0])
+    if (measured[1] < SG_MEASURED_TRIES && measured[1] <= measured[0])
         return STATGPU_BACKEND_CUDA;
-    if (measured[0] < 2)
+    if (measured[0] < SG_MEASURED_TRIES)
         return STATGPU_BACKEND_CPU;
     const double cpu = sg_measured_estimate(choice, STATGPU_BACKEND_CPU);
     const double cuda = sg_measured_estimate(choice, STATGPU_BACKEND_CUDA);
@@ -58,7 +54,7 @@ statgpu_backend sg_measured_choose(sg_measured_choice *choice, bool *trying)
 void sg_measured_record(sg_measured_choice *choice, statgpu_backend backend, double seconds, double units)
 {
     const int which = backend == STATGPU_BACKEND_CUDA;
-    if (choice->measured[which] < 2)
+    if (choice->measured[which] < SG_MEASURED_TRIES)
         ++choice->measured[which];
     if (choice->measured[which] == 1 && choice->kept[which] == 0)
         return;  /* the first call, which paid for the allocations */

@@ -4,14 +4,14 @@
  * no constant crossover says which is faster on the machine at hand (the
  * order statistics of large host data: methods/order_statistics.c).
  *
- * The first calls run CUDA, the CPU, CUDA and the CPU (the first call on
- * each pays for its allocations and is not counted), then the backend
- * whose recent calls took less a unit of work -- the median of its last
- * SG_MEASURED_KEPT counted calls, so that one call slowed by something else
- * on the machine does not turn the choice -- and the other again after
- * SG_MEASURED_RETRY_MIN_CALLS calls, or after as many as keep the retries'
- * cost under SG_MEASURED_RETRY_COST of the calls' time where it took much
- * longer.
+ * The first calls run CUDA and the CPU in turn, SG_MEASURED_TRIES on each
+ * (the first call on each pays for its allocations and is not counted),
+ * then the backend whose recent calls took less a unit of work -- the
+ * median of its last SG_MEASURED_KEPT counted calls, so that a call or two
+ * slowed by something else on the machine do not turn the choice -- and
+ * the other again after SG_MEASURED_RETRY_MIN_CALLS calls, or after as many
+ * as keep the retries' cost under SG_MEASURED_RETRY_COST of the calls' time
+ * where it took much longer.
  */
 #ifndef STATGPU_BACKEND_MEASURED_CHOICE_H
 #define STATGPU_BACKEND_MEASURED_CHOICE_H
@@ -20,16 +20,17 @@
 
 #include <stdbool.h>
 
-#define SG_MEASURED_KEPT            3
+#define SG_MEASURED_TRIES           3
+#define SG_MEASURED_KEPT            5
 #define SG_MEASURED_RETRY_MIN_CALLS 16u
 #define SG_MEASURED_RETRY_COST      0.03
 
 typedef struct sg_measured_choice {
     double        seconds_per_unit[2][SG_MEASURED_KEPT];  /* counted calls': [0] the CPU, [1] CUDA */
-    unsigned char measured[2];                            /* calls recorded on each, up to 2 */
+    unsigned char measured[2];                            /* calls recorded on each, up to SG_MEASURED_TRIES */
     unsigned char kept[2];                                /* counted calls kept, up to SG_MEASURED_KEPT */
     unsigned char next[2];                                /* where the next counted call goes */
-    unsigned      calls;                                  /* choices made since both were measured twice */
+    unsigned      calls;                                  /* choices made since both were measured */
 } sg_measured_choice;
 
 /* The backend the next call of the class runs (STATGPU_BACKEND_CPU or
@@ -43,7 +44,7 @@ statgpu_backend sg_measured_choose(sg_measured_choice *choice, bool *trying);
 void sg_measured_record(sg_measured_choice *choice, statgpu_backend backend, double seconds, double units);
 
 /* A backend's recent seconds a unit: the median of its kept calls (the mean
- * of two), or NaN before it has one. */
+ * of the middle two of an even count), or NaN before it has one. */
 double sg_measured_estimate(const sg_measured_choice *choice, statgpu_backend backend);
 
 #endif

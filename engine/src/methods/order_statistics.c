@@ -97,7 +97,7 @@ static bool sg_select_measured_wants_cuda(statgpu_context *context, int measured
     if (sg_measured_choose(choice, &trying) == STATGPU_BACKEND_CUDA)
         return true;
     const int log2 = measured_class / 4 + SG_SELECT_MEASURED_MIN_LOG2;
-    if (choice->measured[0] < 2)
+    if (choice->measured[0] < SG_MEASURED_TRIES)
         snprintf(context->note, sizeof context->note, "AUTO tried the CPU on host data of 2^%d values or more, "
                  "to measure it against CUDA", log2);
     else
