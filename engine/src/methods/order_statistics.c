@@ -13,8 +13,9 @@
 
 /* Under STATGPU_BACKEND_AUTO, the values from which the GPU's whole call
  * (copy included) is faster than the CPU's on 16 threads: 2^12 took 0.08 ms
- * on the GPU and 0.07 on the CPU, 2^14 0.15 and 0.40 (bench/NOTES.md,
- * "AUTO"); scaled by dispatch.h for more threads. */
+ * on the GPU and 0.03 on the CPU, 2^14 0.16 and 0.17, 2^16 0.20 and 0.29
+ * (bench/NOTES.md, "AUTO" and "CPU introselect, branch-free"); scaled by
+ * dispatch.h for more threads. */
 #define SG_AUTO_CUDA_MIN_COUNT ((size_t)1 << 13)
 
 /* From 2^22 values of host data both backends run at about the host
