@@ -10,6 +10,7 @@
  */
 #include "internal.h"
 #include "backend/cuda_loader.h"
+#include "core/clock.h"
 #include "core/pool.h"
 #include "core/threads.h"
 #include "methods/igmm_estep.h"
@@ -20,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define SG_IGMM_PARAMS_MIN_BYTES (offsetof(statgpu_igmm_params, keep_responsibilities) + sizeof(int))
 #define SG_IGMM_LOG_2PI 1.8378770664093454835606594728112
@@ -72,9 +72,7 @@ static void sg_igmm_poll(sg_igmm_job *job, int slot)
 {
     if (slot != 0 || job->context == NULL || job->context->params.progress == NULL)
         return;
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    const double seconds = (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+    const double seconds = sg_monotonic_seconds();
     if (seconds < job->next_poll)
         return;
     job->next_poll = seconds + 0.1;
@@ -404,15 +402,12 @@ static bool sg_igmm_on_gpu(statgpu_context *context, sg_igmm_job *job, size_t se
         if (job->status[task / starts] == STATGPU_IGMM_FITTED && fits[task].needs_cpu)
             cpu_tasks[cpu_count++] = task;
     if (ok && cpu_count > 0) {
-        struct timespec begin, end;
-        clock_gettime(CLOCK_MONOTONIC, &begin);
+        const double begin = sg_monotonic_seconds();
         sg_igmm_listed listed = { job, cpu_tasks };
         sg_parallel_for(team, cpu_count, sg_igmm_listed_task, &listed);
-        clock_gettime(CLOCK_MONOTONIC, &end);
         /* The report says how much of the call the CPU took over. */
         snprintf(context->note, sizeof context->note, "%zu of %zu fits re-seeded a component and were fitted on "
-                 "the CPU (%.3f s)", cpu_count, tasks, (double)(end.tv_sec - begin.tv_sec)
-                 + 1e-9 * (double)(end.tv_nsec - begin.tv_nsec));
+                 "the CPU (%.3f s)", cpu_count, tasks, sg_monotonic_seconds() - begin);
     }
     if (ok)
         sg_dispatch_ran(context, STATGPU_BACKEND_CUDA, timing.transfer_seconds, timing.compute_seconds);

@@ -4,12 +4,12 @@
  * arithmetic Calc uses to combine the selected values (MEDIAN, PERCENTILE.INC).
  */
 #include "internal.h"
+#include "core/clock.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* Under STATGPU_BACKEND_AUTO, the values from which the GPU's whole call
  * (copy included) is faster than the CPU's on 16 threads: 2^12 took 0.08 ms
@@ -64,13 +64,6 @@ static statgpu_vector sg_host_doubles(const double *data, size_t data_count)
 }
 
 /* --------------------------------------------------------------- dispatch */
-
-static double sg_monotonic_seconds(void)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
-}
 
 /* The class of a call whose backend AUTO chooses by measurement (the power
  * of two of its count, counted from 2^SG_SELECT_MEASURED_MIN_LOG2, its

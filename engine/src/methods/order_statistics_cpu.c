@@ -164,20 +164,11 @@ static uint64_t sg_median_of_three(uint64_t a, uint64_t b, uint64_t c)
 static inline size_t sg_partition_front(uint64_t *keys, size_t lo, size_t hi, uint64_t pivot, bool or_equal)
 {
     size_t store = lo;
-    if (or_equal) {
-        for (size_t i = lo; i < hi; ++i) {
-            const uint64_t key = keys[i];
-            keys[i] = keys[store];
-            keys[store] = key;
-            store += key <= pivot;
-        }
-    } else {
-        for (size_t i = lo; i < hi; ++i) {
-            const uint64_t key = keys[i];
-            keys[i] = keys[store];
-            keys[store] = key;
-            store += key < pivot;
-        }
+    for (size_t i = lo; i < hi; ++i) {
+        const uint64_t key = keys[i];
+        keys[i] = keys[store];
+        keys[store] = key;
+        store += (key < pivot) | (or_equal & (key == pivot));  /* or_equal is a constant where inlined */
     }
     return store;
 }
