@@ -1,18 +1,18 @@
 /*
- * bench_timing.h: what the C benchmarks time with: a monotonic clock in
- * seconds, and the median of a set of times (sorted in place).
+ * bench_timing.h: what the C benchmarks time with: the engine's monotonic
+ * clock in seconds (core/clock.h; built with -I engine/src), and the median
+ * of a set of times (sorted in place).
  */
 #ifndef STATGPU_BENCH_TIMING_H
 #define STATGPU_BENCH_TIMING_H
 
+#include "core/clock.h"
+
 #include <stdlib.h>
-#include <time.h>
 
 static inline double bench_now(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+    return sg_monotonic_seconds();
 }
 
 static inline int bench_compare_times(const void *a, const void *b)
