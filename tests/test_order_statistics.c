@@ -99,6 +99,48 @@ static void test_large_inputs_every_pattern(void **state)
             check_large(sizes[s], (test_pattern)pattern);
 }
 
+/* Ranks either side of a run of equal keys among distinct ones: where the
+ * CPU's introselect (from 2^13 keys, below 2^16: the AUTO method's copy)
+ * takes a run for the target's key, the keys just beyond it must still be
+ * selected, not the run's. */
+static void test_ranks_beside_runs_of_equal_keys(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_BACKEND();
+    const size_t sizes[] = { 9000, 20000, 60000 };
+    const double shares[] = { 0.05, 0.3, 0.6 };
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; ++s) {
+        for (size_t f = 0; f < sizeof shares / sizeof *shares; ++f) {
+            const size_t count = sizes[s];
+            double *data = malloc(count * sizeof *data);
+            assert_non_null(data);
+            test_rng rng = { 1000 * s + f + 1 };
+            const double run_value = 0.25;
+            size_t below = 0, run = 0;
+            for (size_t i = 0; i < count; ++i) {
+                if (test_rng_uniform(&rng) < shares[f]) {
+                    data[i] = run_value;
+                    ++run;
+                } else {
+                    data[i] = test_rng_normal(&rng);
+                    below += data[i] < run_value;
+                }
+            }
+            double *sorted = test_sorted_copy(data, count);
+            const size_t edges[] = { below, below + run };
+            for (size_t e = 0; e < 2; ++e)
+                for (size_t d = 0; d < 5; ++d) {
+                    const size_t k = edges[e] + d - 1;  /* edge - 1 .. edge + 3 */
+                    if (k >= 1 && k <= count)
+                        check_kth(data, sorted, count, k, "run of equal keys");
+                }
+            free(sorted);
+            free(data);
+        }
+    }
+    assert_ran_on_backend();
+}
+
 static void test_ten_million(void **state)
 {
     (void)state;
@@ -863,6 +905,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_rank_at_small_sizes),
         cmocka_unit_test(test_large_inputs_every_pattern),
+        cmocka_unit_test(test_ranks_beside_runs_of_equal_keys),
         cmocka_unit_test(test_ten_million),
         cmocka_unit_test(test_thread_counts_agree),
         cmocka_unit_test(test_median_follows_calc),

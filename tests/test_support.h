@@ -103,14 +103,14 @@ typedef enum test_pattern {
     PATTERN_UNIFORM, PATTERN_NORMAL, PATTERN_SORTED, PATTERN_REVERSE_SORTED,
     PATTERN_ALL_EQUAL, PATTERN_TWO_VALUED, PATTERN_MANY_DUPLICATES, PATTERN_CAUCHY,
     PATTERN_HUGE_1E9, PATTERN_HUGE_1E20, PATTERN_HUGE_1E300, PATTERN_EXTREMES,
-    PATTERN_SIGNED_ZEROS, PATTERN_SUBNORMAL,
+    PATTERN_SIGNED_ZEROS, PATTERN_SUBNORMAL, PATTERN_ORGAN_PIPE,
     PATTERN_COUNT
 } test_pattern;
 
 static const char *const test_pattern_names[PATTERN_COUNT] = {
     "uniform", "normal", "sorted", "reverse-sorted", "all-equal", "two-valued",
     "many-duplicates", "cauchy", "normal+1e9", "normal+1e20", "normal+1e300",
-    "extremes(+-1.7e308,+-Inf)", "signed-zeros", "subnormal",
+    "extremes(+-1.7e308,+-Inf)", "signed-zeros", "subnormal", "organ-pipe",
 };
 
 /* Fills data[0..count-1] with the pattern. */
@@ -127,6 +127,9 @@ static inline void test_fill(double *data, size_t count, test_pattern pattern, u
         case PATTERN_MANY_DUPLICATES: data[i] = (double)(test_rng_next(&rng) % 7) - 3.0; break;
         case PATTERN_CAUCHY:          data[i] = tan(3.141592653589793 * (test_rng_uniform(&rng) - 0.5)); break;
         case PATTERN_SUBNORMAL:       data[i] = (test_rng_uniform(&rng) - 0.5) * 0x1p-1060; break;
+        /* Rising, then falling: a median of the first, middle and last keys
+         * is next to the smallest on every round. */
+        case PATTERN_ORGAN_PIPE:      data[i] = (double)(i < count / 2 ? i : count - i); break;
         case PATTERN_SIGNED_ZEROS: {
             uint64_t r = test_rng_next(&rng) % 4;
             data[i] = r == 0 ? -0.0 : r == 1 ? 0.0 : test_rng_normal(&rng);

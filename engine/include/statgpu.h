@@ -221,7 +221,7 @@ typedef struct statgpu_matrix {
 /* ===== Order statistics =================================================== */
 
 /* Backend: data in device memory run on CUDA. Host data run on CUDA when the
- * context asks for it, and under AUTO from 2^13 values (more on machines
+ * context asks for it, and under AUTO from 2^15 values (more on machines
  * with more than 16 threads); from 2^22 values of host data AUTO chooses by
  * measurement on the context: its first calls of each power of two of the
  * count, element type and rank count (one or two, or more) run on CUDA and

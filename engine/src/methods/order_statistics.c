@@ -13,10 +13,10 @@
 
 /* Under STATGPU_BACKEND_AUTO, the values from which the GPU's whole call
  * (copy included) is faster than the CPU's on 16 threads: 2^12 took 0.08 ms
- * on the GPU and 0.03 on the CPU, 2^14 0.16 and 0.17, 2^16 0.20 and 0.29
- * (bench/NOTES.md, "AUTO" and "CPU introselect, branch-free"); scaled by
- * dispatch.h for more threads. */
-#define SG_AUTO_CUDA_MIN_COUNT ((size_t)1 << 13)
+ * on the GPU and 0.04 on the CPU, 2^14 0.15 and 0.11, 2^16 0.20 and 0.34
+ * (bench/NOTES.md, "AUTO", "CPU introselect, branch-free" and "CPU
+ * introselect, sampled rounds"); scaled by dispatch.h for more threads. */
+#define SG_AUTO_CUDA_MIN_COUNT ((size_t)1 << 15)
 
 /* From 2^22 values of host data both backends run at about the host
  * memory's speed -- the CPU's window select reads the data once, the CUDA

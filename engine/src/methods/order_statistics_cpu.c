@@ -173,6 +173,88 @@ static inline size_t sg_partition_front(uint64_t *keys, size_t lo, size_t hi, ui
     return store;
 }
 
+/* From this many keys an introselect round takes its bounds from a sample
+ * of the keys (Floyd and Rivest): a pass moves the keys above the upper
+ * bound out, another those below the lower one, and the next round reads
+ * only the keys between, about 4 / sqrt(s) of them (s = 1024 sample keys:
+ * 12.5%). Below it, the median of three keys at the quarters. */
+enum {
+    SG_SAMPLED_ROUND_MIN = 1 << 13,
+    SG_PIVOT_SAMPLE_MOST = 1 << 10
+};
+
+enum { SG_ROUND_NARROWED, SG_ROUND_FINISHED, SG_ROUND_STUCK };
+
+static void sg_introselect(uint64_t *keys, size_t lo, size_t hi, size_t target);
+
+/* One sampled round on [*lo, *hi) (at least SG_SAMPLED_ROUND_MIN keys):
+ * the sample's keys two standard deviations of its count either side of
+ * the target's place bound it; where the target's own sample key equals
+ * a bound (runs of equal keys), a three-way round on that key instead.
+ * SG_ROUND_NARROWED with the new range, SG_ROUND_FINISHED where the keys
+ * around the target all equal it, SG_ROUND_STUCK where the bounds took
+ * nothing out (few distinct keys: the caller's median of three). The
+ * sample's places are hashed from round: any order of the keys. */
+static int sg_sampled_round(uint64_t *keys, size_t *lo_io, size_t *hi_io, size_t target, uint64_t round)
+{
+    const size_t lo = *lo_io, hi = *hi_io, n = hi - lo;
+    const size_t s = n / 16 < SG_PIVOT_SAMPLE_MOST ? n / 16 : SG_PIVOT_SAMPLE_MOST;
+    uint64_t sample[SG_PIVOT_SAMPLE_MOST];
+    for (size_t i = 0; i < s; ++i) {
+        const uint64_t hash = sg_mix64(round * SG_GOLDEN + (i + 1) * 0xD1B54A32D192ED03ull);
+        sample[i] = keys[lo + (size_t)(((unsigned __int128)hash * n) >> 64)];
+    }
+    const double centre = ((double)(target - lo) + 0.5) / (double)n * (double)s;
+    const double reach = 2.0 * sqrt((double)s);
+    const double below = floor(centre - reach), above = ceil(centre + reach);
+    const bool has_low = below >= 0.0, has_high = above < (double)s;
+    const size_t place = (size_t)centre < s ? (size_t)centre : s - 1;
+    const size_t place_low = has_low ? (size_t)below : 0, place_high = has_high ? (size_t)above : s - 1;
+    sg_introselect(sample, 0, s, place);  /* s < SG_SAMPLED_ROUND_MIN: no sampled round inside */
+    if (has_low)
+        sg_introselect(sample, 0, place, place_low);
+    if (has_high)
+        sg_introselect(sample, place + 1, s, place_high);
+    const uint64_t low = sample[place_low], high = sample[place_high], middle = sample[place];
+    size_t lt = lo, le = hi;
+    if ((has_low && low == middle) || (has_high && high == middle)) {
+        lt = sg_partition_front(keys, lo, hi, middle, false);
+        if (target < lt) {
+            *hi_io = lt;
+            return SG_ROUND_NARROWED;
+        }
+        le = sg_partition_front(keys, lt, hi, middle, true);
+        if (target < le)
+            return SG_ROUND_FINISHED;
+        *lo_io = le;
+        return SG_ROUND_NARROWED;
+    }
+    if (2 * (target - lo) < n) {  /* the upper bound first: the second pass reads the smaller part */
+        if (has_high)
+            le = sg_partition_front(keys, lo, hi, high, true);
+        if (target < le && has_low)
+            lt = sg_partition_front(keys, lo, le, low, false);
+    } else {
+        if (has_low)
+            lt = sg_partition_front(keys, lo, hi, low, false);
+        if (target >= lt && has_high)
+            le = sg_partition_front(keys, lt, hi, high, true);
+    }
+    if (target < lt) {
+        *hi_io = lt;
+        return SG_ROUND_NARROWED;
+    }
+    if (target >= le) {
+        *lo_io = le;
+        return SG_ROUND_NARROWED;
+    }
+    if (lt == lo && le == hi)
+        return SG_ROUND_STUCK;
+    *lo_io = lt;
+    *hi_io = le;
+    return SG_ROUND_NARROWED;
+}
+
 /* Rearranges keys[lo, hi) so that keys[target] holds the value it would have
  * in sorted order, everything before it is <= and everything after is >=.
  * Each round splits off the keys below the pivot and, where the target lies
@@ -181,20 +263,32 @@ static inline size_t sg_partition_front(uint64_t *keys, size_t lo, size_t hi, ui
  * keys in 73 us against 235 for a three-way partition with branches, 10^6
  * in 2.4 ms against 7.0 (one core of the 2-core development machine; the
  * window select's sample places took 0.9 ms at 16 threads on the H100
- * machine with the latter). */
+ * machine with the latter). The sampled rounds from SG_SAMPLED_ROUND_MIN
+ * keys and the quarters' median of three below took the middle of random
+ * keys 0.4-0.8 times as long again (2^13 to 10^6), and of keys rising then
+ * falling (organ pipe) 0.01-0.04 times: the median of the first, middle
+ * and last keys had made each round there take a few keys off (101 ms at
+ * 10^6 keys, 37 us at 1024); sorted keys 1.2-1.8 times as long. */
 static void sg_introselect(uint64_t *keys, size_t lo, size_t hi, size_t target)
 {
     int depth_budget = 2;
     for (size_t n = hi - lo; n > 1; n >>= 1)
         depth_budget += 2;
-
+    uint64_t round = 0;
     while (hi - lo > SG_INSERTION_SORT_SIZE) {
         if (depth_budget-- == 0) {
             sg_heap_sort(keys + lo, hi - lo);
             return;
         }
-        size_t mid = lo + (hi - lo) / 2;
-        uint64_t pivot = sg_median_of_three(keys[lo], keys[mid], keys[hi - 1]);
+        if (hi - lo >= SG_SAMPLED_ROUND_MIN) {
+            const int outcome = sg_sampled_round(keys, &lo, &hi, target, ++round);
+            if (outcome == SG_ROUND_FINISHED)
+                return;
+            if (outcome == SG_ROUND_NARROWED)
+                continue;
+        }
+        const size_t quarter = (hi - lo) / 4;
+        const uint64_t pivot = sg_median_of_three(keys[lo + quarter], keys[lo + 2 * quarter], keys[hi - 1 - quarter]);
 
         /* [lo, lt) < pivot, then [lt, gt) == pivot, [gt, hi) > pivot; the
          * pivot is one of the keys, so each round leaves fewer. */
@@ -420,10 +514,16 @@ static statgpu_status sg_radix_select(const void *data, statgpu_dtype dtype, con
 
 enum {
     /* Keys sampled to place the windows: a 64th of the data, from 256 to
-     * this many. The windows hold about 6 / sqrt(m) of the data (3.3% at
-     * 2^15); the sample's places are found by introselect on one thread,
-     * which took 6.5 ms at 2^18 keys (2-core machine). */
+     * this many, or to count^(2/3) where that is more, at most
+     * SG_WINDOW_SAMPLE_MOST. The windows hold about 6 / sqrt(m) of the data
+     * (3.3% at 2^15, 1.2% at 2^18), and what a window keeps costs more than
+     * reading it: at 2^27 doubles on the H100 machine's 16 threads the pass
+     * took 11.2-12.4 ms with empty windows, 15.7 with a 2^15 sample's and
+     * 12.1 with a 2^18 sample's, and freeing the kept keys 1.6-1.9 against
+     * 0.7 ms; sampling 2^18 keys took 0.4 ms and their places (introselect,
+     * one thread) 1.6 ms before the sampled rounds. */
     SG_WINDOW_SAMPLE      = 1 << 15,
+    SG_WINDOW_SAMPLE_MOST = 1 << 18,
     /* Sample keys a block of the sampling loop. */
     SG_WINDOW_SAMPLE_BLOCK = 1 << 12,
     /* Below this the sample would be most of the data: a copy and introselect. */
@@ -812,9 +912,11 @@ done:
 static statgpu_status sg_window_select(const sg_window_source *source, const size_t *ranks, size_t rank_count,
                                        double *results, int thread_count)
 {
-    const size_t m = source->count / 64 > SG_WINDOW_SAMPLE ? SG_WINDOW_SAMPLE
-                     : source->count / 64 < 256           ? 256
-                                                          : source->count / 64;
+    const double two_thirds = cbrt((double)source->count) * cbrt((double)source->count);
+    const size_t most = two_thirds <= SG_WINDOW_SAMPLE        ? SG_WINDOW_SAMPLE
+                        : two_thirds >= SG_WINDOW_SAMPLE_MOST ? SG_WINDOW_SAMPLE_MOST
+                                                              : (size_t)two_thirds;
+    const size_t m = source->count / 64 > most ? most : source->count / 64 < 256 ? 256 : source->count / 64;
     double multiple = 3.0;
     /* STATGPU_SELECT_WINDOW_REACH sets the 3, for tests of the ranks that
      * fall outside their windows (at 0 most do): "r" for every level, "r,s"
