@@ -141,6 +141,23 @@ static void test_ranks_beside_runs_of_equal_keys(void **state)
     assert_ran_on_backend();
 }
 
+/* Introselect's sampled rounds (the CPU's copy path from 2^13 to 2^16
+ * values) with bounds a tenth of a standard deviation from the target's
+ * sample place (STATGPU_SELECT_ROUND_REACH=0.1), so that most targets fall
+ * outside them: the rounds that keep the keys beyond a bound, on every
+ * pattern, the same bits as a sorted copy. */
+static void test_sampled_rounds_that_miss(void **state)
+{
+    (void)state;
+    SKIP_WITHOUT_BACKEND();
+    assert_int_equal(setenv("STATGPU_SELECT_ROUND_REACH", "0.1", 1), 0);
+    const size_t sizes[] = { 9000, 20000, 60000 };
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; ++s)
+        for (int pattern = 0; pattern < PATTERN_COUNT; ++pattern)
+            check_large(sizes[s], (test_pattern)pattern);
+    assert_int_equal(unsetenv("STATGPU_SELECT_ROUND_REACH"), 0);
+}
+
 static void test_ten_million(void **state)
 {
     (void)state;
@@ -906,6 +923,7 @@ int main(void)
         cmocka_unit_test(test_every_rank_at_small_sizes),
         cmocka_unit_test(test_large_inputs_every_pattern),
         cmocka_unit_test(test_ranks_beside_runs_of_equal_keys),
+        cmocka_unit_test(test_sampled_rounds_that_miss),
         cmocka_unit_test(test_ten_million),
         cmocka_unit_test(test_thread_counts_agree),
         cmocka_unit_test(test_median_follows_calc),

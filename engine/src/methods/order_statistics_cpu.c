@@ -173,6 +173,40 @@ static inline size_t sg_partition_front(uint64_t *keys, size_t lo, size_t hi, ui
     return store;
 }
 
+/* The place, among count keys, of sample key i hashed from seed: the same
+ * on any team, and a sample of any order of the keys. */
+static inline size_t sg_hashed_place(uint64_t seed, size_t i, size_t count)
+{
+    const uint64_t hash = sg_mix64(seed + i * SG_GOLDEN);
+    return (size_t)(((unsigned __int128)hash * count) >> 64);
+}
+
+/* The places in a sorted sample of m of count keys that bound the key at
+ * position target (0-based): reach places below and above where it falls
+ * in the sample; SIZE_MAX where that is outside the sample (no bound on
+ * that side). */
+static void sg_sample_bounds(size_t target, size_t count, size_t m, double reach, size_t *below, size_t *above)
+{
+    const double centre = ((double)target + 0.5) / (double)count * (double)m;
+    const double low = floor(centre - reach), high = ceil(centre + reach);
+    *below = low < 0.0 ? SIZE_MAX : (size_t)low;
+    *above = high >= (double)m ? SIZE_MAX : (size_t)high;
+}
+
+/* The multiple of the sample's standard deviation a sample select's
+ * bounds reach, fallback unless the environment variable asks for another
+ * (tests of the targets that fall outside their bounds): "r", or "r,s" for
+ * r and, where second, s. */
+static double sg_asked_reach(const char *variable, bool second, double fallback)
+{
+    const char *text = getenv(variable);
+    if (text == NULL)
+        return fallback;
+    const char *comma = strchr(text, ',');
+    const double asked = atof(second && comma != NULL ? comma + 1 : text);
+    return asked >= 0.0 && asked <= 64.0 ? asked : fallback;
+}
+
 /* From this many keys an introselect round takes its bounds from a sample
  * of the keys (Floyd and Rivest): a pass moves the keys above the upper
  * bound out, another those below the lower one, and the next round reads
@@ -183,76 +217,59 @@ enum {
     SG_PIVOT_SAMPLE_MOST = 1 << 10
 };
 
-enum { SG_ROUND_NARROWED, SG_ROUND_FINISHED, SG_ROUND_STUCK };
-
 static void sg_introselect(uint64_t *keys, size_t lo, size_t hi, size_t target);
 
-/* One sampled round on [*lo, *hi) (at least SG_SAMPLED_ROUND_MIN keys):
- * the sample's keys two standard deviations of its count either side of
- * the target's place bound it; where the target's own sample key equals
- * a bound (runs of equal keys), a three-way round on that key instead.
- * SG_ROUND_NARROWED with the new range, SG_ROUND_FINISHED where the keys
- * around the target all equal it, SG_ROUND_STUCK where the bounds took
- * nothing out (few distinct keys: the caller's median of three). The
- * sample's places are hashed from round: any order of the keys. */
-static int sg_sampled_round(uint64_t *keys, size_t *lo_io, size_t *hi_io, size_t target, uint64_t round)
+/* One sampled round on [*lo, *hi) (at least SG_SAMPLED_ROUND_MIN keys),
+ * bounded by the sample's keys two standard deviations of its count either
+ * side of the target's place (STATGPU_SELECT_ROUND_REACH sets the 2; at
+ * 0.1 most targets fall outside): true with the range narrowed. False, with
+ * *pivot the target's own sample key, for the caller's three-way round on
+ * it, where that key equals a bound (runs of equal keys) or the bounds
+ * took nothing out (few distinct keys). */
+static bool sg_sampled_round(uint64_t *keys, size_t *lo_io, size_t *hi_io, size_t target, uint64_t round,
+                             uint64_t *pivot)
 {
     const size_t lo = *lo_io, hi = *hi_io, n = hi - lo;
     const size_t s = n / 16 < SG_PIVOT_SAMPLE_MOST ? n / 16 : SG_PIVOT_SAMPLE_MOST;
     uint64_t sample[SG_PIVOT_SAMPLE_MOST];
-    for (size_t i = 0; i < s; ++i) {
-        const uint64_t hash = sg_mix64(round * SG_GOLDEN + (i + 1) * 0xD1B54A32D192ED03ull);
-        sample[i] = keys[lo + (size_t)(((unsigned __int128)hash * n) >> 64)];
-    }
-    const double centre = ((double)(target - lo) + 0.5) / (double)n * (double)s;
-    const double reach = 2.0 * sqrt((double)s);
-    const double below = floor(centre - reach), above = ceil(centre + reach);
-    const bool has_low = below >= 0.0, has_high = above < (double)s;
-    const size_t place = (size_t)centre < s ? (size_t)centre : s - 1;
-    const size_t place_low = has_low ? (size_t)below : 0, place_high = has_high ? (size_t)above : s - 1;
+    for (size_t i = 0; i < s; ++i)
+        sample[i] = keys[lo + sg_hashed_place(round * 0xD1B54A32D192ED03ull, i, n)];
+    size_t place_low, place_high;
+    sg_sample_bounds(target - lo, n, s, sg_asked_reach("STATGPU_SELECT_ROUND_REACH", false, 2.0) * sqrt((double)s),
+                     &place_low, &place_high);
+    const size_t place = (size_t)(((double)(target - lo) + 0.5) / (double)n * (double)s);
     sg_introselect(sample, 0, s, place);  /* s < SG_SAMPLED_ROUND_MIN: no sampled round inside */
+    const bool has_low = place_low != SIZE_MAX, has_high = place_high != SIZE_MAX;
     if (has_low)
         sg_introselect(sample, 0, place, place_low);
     if (has_high)
         sg_introselect(sample, place + 1, s, place_high);
-    const uint64_t low = sample[place_low], high = sample[place_high], middle = sample[place];
+    *pivot = sample[place];
+    if ((has_low && sample[place_low] == *pivot) || (has_high && sample[place_high] == *pivot))
+        return false;
     size_t lt = lo, le = hi;
-    if ((has_low && low == middle) || (has_high && high == middle)) {
-        lt = sg_partition_front(keys, lo, hi, middle, false);
-        if (target < lt) {
-            *hi_io = lt;
-            return SG_ROUND_NARROWED;
-        }
-        le = sg_partition_front(keys, lt, hi, middle, true);
-        if (target < le)
-            return SG_ROUND_FINISHED;
-        *lo_io = le;
-        return SG_ROUND_NARROWED;
-    }
     if (2 * (target - lo) < n) {  /* the upper bound first: the second pass reads the smaller part */
         if (has_high)
-            le = sg_partition_front(keys, lo, hi, high, true);
+            le = sg_partition_front(keys, lo, hi, sample[place_high], true);
         if (target < le && has_low)
-            lt = sg_partition_front(keys, lo, le, low, false);
+            lt = sg_partition_front(keys, lo, le, sample[place_low], false);
     } else {
         if (has_low)
-            lt = sg_partition_front(keys, lo, hi, low, false);
+            lt = sg_partition_front(keys, lo, hi, sample[place_low], false);
         if (target >= lt && has_high)
-            le = sg_partition_front(keys, lt, hi, high, true);
+            le = sg_partition_front(keys, lt, hi, sample[place_high], true);
     }
     if (target < lt) {
         *hi_io = lt;
-        return SG_ROUND_NARROWED;
-    }
-    if (target >= le) {
+    } else if (target >= le) {
         *lo_io = le;
-        return SG_ROUND_NARROWED;
+    } else {
+        if (lt == lo && le == hi)
+            return false;
+        *lo_io = lt;
+        *hi_io = le;
     }
-    if (lt == lo && le == hi)
-        return SG_ROUND_STUCK;
-    *lo_io = lt;
-    *hi_io = le;
-    return SG_ROUND_NARROWED;
+    return true;
 }
 
 /* Rearranges keys[lo, hi) so that keys[target] holds the value it would have
@@ -280,15 +297,13 @@ static void sg_introselect(uint64_t *keys, size_t lo, size_t hi, size_t target)
             sg_heap_sort(keys + lo, hi - lo);
             return;
         }
-        if (hi - lo >= SG_SAMPLED_ROUND_MIN) {
-            const int outcome = sg_sampled_round(keys, &lo, &hi, target, ++round);
-            if (outcome == SG_ROUND_FINISHED)
-                return;
-            if (outcome == SG_ROUND_NARROWED)
-                continue;
+        uint64_t pivot;
+        if (hi - lo < SG_SAMPLED_ROUND_MIN) {
+            const size_t quarter = (hi - lo) / 4;
+            pivot = sg_median_of_three(keys[lo + quarter], keys[lo + 2 * quarter], keys[hi - 1 - quarter]);
+        } else if (sg_sampled_round(keys, &lo, &hi, target, ++round, &pivot)) {
+            continue;
         }
-        const size_t quarter = (hi - lo) / 4;
-        const uint64_t pivot = sg_median_of_three(keys[lo + quarter], keys[lo + 2 * quarter], keys[hi - 1 - quarter]);
 
         /* [lo, lt) < pivot, then [lt, gt) == pivot, [gt, hi) > pivot; the
          * pivot is one of the keys, so each round leaves fewer. */
@@ -606,11 +621,9 @@ static void sg_window_sample_block(void *context, size_t block, int slot)
     const sg_window_sampling *sampling = context;
     const size_t begin = block * SG_WINDOW_SAMPLE_BLOCK;
     const size_t end = begin + SG_WINDOW_SAMPLE_BLOCK < sampling->m ? begin + SG_WINDOW_SAMPLE_BLOCK : sampling->m;
-    for (size_t s = begin; s < end; ++s) {
-        const uint64_t hash = sg_mix64(0x5E1EC7ull + s * SG_GOLDEN);
-        const size_t place = (size_t)(((unsigned __int128)hash * sampling->source->count) >> 64);
-        sampling->sample[s] = sg_source_key(sampling->source, place);
-    }
+    for (size_t s = begin; s < end; ++s)
+        sampling->sample[s] = sg_source_key(sampling->source,
+                                            sg_hashed_place(0x5E1EC7ull, s, sampling->source->count));
 }
 
 /* A source's segments one after another into keys. */
@@ -917,18 +930,10 @@ static statgpu_status sg_window_select(const sg_window_source *source, const siz
                         : two_thirds >= SG_WINDOW_SAMPLE_MOST ? SG_WINDOW_SAMPLE_MOST
                                                               : (size_t)two_thirds;
     const size_t m = source->count / 64 > most ? most : source->count / 64 < 256 ? 256 : source->count / 64;
-    double multiple = 3.0;
     /* STATGPU_SELECT_WINDOW_REACH sets the 3, for tests of the ranks that
      * fall outside their windows (at 0 most do): "r" for every level, "r,s"
      * r for the values and s for the windows' keys. */
-    const char *text = getenv("STATGPU_SELECT_WINDOW_REACH");
-    if (text != NULL) {
-        const char *comma = strchr(text, ',');
-        const double asked = atof(source->level > 0 && comma != NULL ? comma + 1 : text);
-        if (asked >= 0.0 && asked <= 64.0)
-            multiple = asked;
-    }
-    const double reach = multiple * sqrt((double)m);
+    const double reach = sg_asked_reach("STATGPU_SELECT_WINDOW_REACH", source->level > 0, 3.0) * sqrt((double)m);
     uint64_t *sample = malloc(m * sizeof *sample);
     size_t *places = malloc(2 * rank_count * sizeof *places);
     sg_window_pass *pass = calloc(1, sizeof *pass);
@@ -944,10 +949,7 @@ static statgpu_status sg_window_select(const sg_window_source *source, const siz
     /* Each rank's two places in the sample (outside it: no bound). */
     uint64_t low[SG_WINDOW_MOST], high[SG_WINDOW_MOST];
     for (size_t j = 0; j < rank_count; ++j) {
-        const double centre = ((double)ranks[j] - 0.5) / (double)source->count * (double)m;
-        const double below = floor(centre - reach), above = ceil(centre + reach);
-        places[2 * j] = below < 0.0 ? SIZE_MAX : (size_t)below;
-        places[2 * j + 1] = above >= (double)m ? SIZE_MAX : (size_t)above;
+        sg_sample_bounds(ranks[j] - 1, source->count, m, reach, &places[2 * j], &places[2 * j + 1]);
     }
     size_t sorted_places[2 * SG_WINDOW_MOST] = { 0 }, place_count = 0;
     for (size_t p = 0; p < 2 * rank_count; ++p) {
