@@ -795,6 +795,15 @@ static void test_bad_input(void **state)
      * rounded to "1" by %g. */
     params.alpha = 1.0000001;
     assert_int_equal(fit_status(y, x, n, 2, &params, "alpha = 1.0000001"), STATGPU_ERROR_INVALID_ARGUMENT);
+    /* LMS at alpha 1 (h = n): its scale is not defined, and it had answered
+     * least squares as LMS. */
+    statgpu_lts_params_init(&params);
+    params.criterion = STATGPU_LTS_MEDIAN;
+    params.alpha = 1.0;
+    assert_int_equal(fit_status(y, x, n, 2, &params, "least median of squares needs alpha below 1 (h below the 20 rows)"),
+                     STATGPU_ERROR_INVALID_ARGUMENT);
+    params.alpha = 0.999;
+    assert_int_equal(fit_status(y, x, n, 2, &params, NULL), STATGPU_OK);
     statgpu_lts_params_init(&params);
     params.start_count = 0;
     assert_int_equal(fit_status(y, x, n, 2, &params, "start_count"), STATGPU_ERROR_INVALID_ARGUMENT);
@@ -995,6 +1004,69 @@ static void test_units_of_y(void **state)
     statgpu_lts_result_destroy(base);
 }
 
+/* The units of the predictors do not change the fit either: each predictor
+ * times its own power of two far from 1, with y times another, gives the same
+ * weights and subset, and each slope times y's power over its predictor's
+ * exactly, the intercept times y's (y and x both near 2^-1030, subnormal
+ * numbers, had overflowed: y's scaling alone made a slope of 2 about 2^1031).
+ * Subnormal data carry fewer bits, so on them (the product of every value
+ * with 1e-310) the coefficients are within 1e-9. A slope below the smallest
+ * double in the data's units is an error that says so, not a 0. */
+static void test_units_of_predictors(void **state)
+{
+    (void)state;
+    TEST_SKIP_IF(g_skip_reason);
+    enum { n = 60, n_vars = 2 };
+    double y[n], x[n * n_vars], y_scaled[n], x_scaled[n * n_vars];
+    make_data(n, n_vars, 0.2, 31, y, x);
+    statgpu_lts_result *base = fit(y, x, n, n_vars, NULL);
+    const int exponents[][3] = { /* y, predictor 1, predictor 2 */
+        { -980, -980, -980 }, { 0, -600, 500 }, { 450, 700, 0 }, { -900, 0, -450 }, { 300, 700, -300 },
+    };
+    for (size_t e = 0; e < sizeof exponents / sizeof exponents[0]; ++e) {
+        for (size_t i = 0; i < n; ++i) {
+            y_scaled[i] = ldexp(y[i], exponents[e][0]);
+            for (size_t v = 0; v < n_vars; ++v)
+                x_scaled[v * n + i] = ldexp(x[v * n + i], exponents[e][1 + v]);
+        }
+        statgpu_lts_result *r = fit(y_scaled, x_scaled, n, n_vars, NULL);
+        assert_int_equal(r->exact_fit, 0);
+        assert_memory_equal(r->weights, base->weights, n * sizeof(int32_t));
+        assert_memory_equal(r->best_subset, base->best_subset, base->h * sizeof(size_t));
+        assert_bits_equal(r->coefficients[0], ldexp(base->coefficients[0], exponents[e][0]));
+        assert_bits_equal(r->raw_coefficients[0], ldexp(base->raw_coefficients[0], exponents[e][0]));
+        for (size_t v = 0; v < n_vars; ++v) {
+            const int exponent = exponents[e][0] - exponents[e][1 + v];
+            assert_bits_equal(r->coefficients[1 + v], ldexp(base->coefficients[1 + v], exponent));
+            assert_bits_equal(r->raw_coefficients[1 + v], ldexp(base->raw_coefficients[1 + v], exponent));
+        }
+        assert_bits_equal(r->scale, ldexp(base->scale, exponents[e][0]));
+        statgpu_lts_result_destroy(r);
+    }
+
+    for (size_t i = 0; i < n; ++i) {
+        y_scaled[i] = y[i] * 1e-310;
+        for (size_t v = 0; v < n_vars; ++v)
+            x_scaled[v * n + i] = x[v * n + i] * 1e-310;
+    }
+    statgpu_lts_result *tiny = fit(y_scaled, x_scaled, n, n_vars, NULL);
+    assert_memory_equal(tiny->weights, base->weights, n * sizeof(int32_t));
+    assert_true(fabs(tiny->coefficients[0] / 1e-310 - base->coefficients[0]) <= 1e-9 * fabs(base->coefficients[0]));
+    for (size_t v = 1; v < base->p; ++v)
+        assert_true(fabs(tiny->coefficients[v] - base->coefficients[v]) <= 1e-9 * fabs(base->coefficients[v]));
+    statgpu_lts_result_destroy(tiny);
+
+    /* y near 2^-600 on predictors near 2^600: slopes near 2^-1200. */
+    for (size_t i = 0; i < n; ++i) {
+        y_scaled[i] = ldexp(y[i], -600);
+        for (size_t v = 0; v < n_vars; ++v)
+            x_scaled[v * n + i] = ldexp(x[v * n + i], 600);
+    }
+    assert_int_equal(fit_status(y_scaled, x_scaled, n, n_vars, NULL, "smaller than the smallest double"),
+                     STATGPU_ERROR_INVALID_ARGUMENT);
+    statgpu_lts_result_destroy(base);
+}
+
 /* statgpu_lts_matrix: host float64 with a leading dimension gives the bits
  * of statgpu_lts; float32 y and x the bits of statgpu_lts on their values
  * widened; y and x of other lengths are refused. */
@@ -1087,6 +1159,7 @@ int main(void)
         cmocka_unit_test(test_thread_teams),
         cmocka_unit_test(test_offset_predictor),
         cmocka_unit_test(test_units_of_y),
+        cmocka_unit_test(test_units_of_predictors),
         cmocka_unit_test(test_matrix_arguments),
     };
     int failures = cmocka_run_group_tests(tests, setup, teardown);

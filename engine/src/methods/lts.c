@@ -1270,6 +1270,12 @@ statgpu_status statgpu_lts(statgpu_context *context, const double *y, const doub
     size_t h = chosen.alpha == 1.0 ? n : sg_lts_h(chosen.alpha, n, p);
     if (h > n)
         h = n;
+    if (h == n && chosen.criterion == STATGPU_LTS_MEDIAN)
+        /* LMS's h-th smallest squared residual is then the largest, and its
+         * scale, made consistent by 1 / qnorm((h + n) / 2n), is 0. */
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                       "least median of squares needs alpha below 1 (h below the %zu rows): at h = n its scale is "
+                       "not defined; lower alpha, or fit least squares (LTS at alpha 1)", n);
 
     sg_lts_data data = { 0 };
     statgpu_lts_result *result = NULL;
@@ -1277,6 +1283,8 @@ statgpu_status statgpu_lts(statgpu_context *context, const double *y, const doub
     double *squared = malloc(n * sizeof *squared);
     bool *kept = malloc(p * sizeof *kept);
     double *y_scaled = NULL;  /* y in the units the fit runs in, when they are not y's own */
+    double *x_scaled = NULL;  /* x likewise, column by column (ld n) */
+    int *x_exponents = NULL;  /* each predictor's unit exponent (0: its own units) */
     sg_lts_evaluator evaluator;
     memset(&evaluator, 0, sizeof evaluator);
     sg_lts_rank_check rank_check = { 0 };
@@ -1292,7 +1300,36 @@ statgpu_status statgpu_lts(statgpu_context *context, const double *y, const doub
         goto done;
     /* The search runs on standardised data, whatever y's unit; the raw fit,
      * the scales and the weights square y's residuals, so they run on y times
-     * 2^unit_exponent when y is far from ordinary size (core/units.h). */
+     * 2^unit_exponent when y is far from ordinary size (core/units.h), and on
+     * each predictor far from ordinary size times its own 2^x_exponents[v],
+     * so that a slope in the fit's units stays a double where y and x are
+     * both tiny or both huge (y and x near 1e-310: y's 2^1030 alone would
+     * make a slope of 1 about 2^1030). */
+    x_exponents = calloc(n_vars > 0 ? n_vars : 1, sizeof *x_exponents);
+    if (x_exponents == NULL) {
+        status = sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate LTS work space");
+        goto done;
+    }
+    bool x_far = false;
+    for (size_t v = 0; v < n_vars; ++v) {
+        x_exponents[v] = sg_units_exponent(data.x_scale[v]);
+        x_far = x_far || x_exponents[v] != 0;
+    }
+    if (x_far) {
+        x_scaled = malloc(n * n_vars * sizeof *x_scaled);
+        if (x_scaled == NULL) {
+            status = sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate LTS work space");
+            goto done;
+        }
+        for (size_t v = 0; v < n_vars; ++v) {
+            for (size_t i = 0; i < n; ++i)
+                x_scaled[v * n + i] = ldexp(x[v * ld + i], x_exponents[v]);
+            data.x_location[v] = ldexp(data.x_location[v], x_exponents[v]);
+            data.x_scale[v] = ldexp(data.x_scale[v], x_exponents[v]);
+        }
+        x = x_scaled;
+        ld = n;
+    }
     int unit_exponent = sg_units_exponent(data.y_scale);
     if (unit_exponent != 0) {
         y_scaled = malloc(n * sizeof *y_scaled);
@@ -1411,11 +1448,24 @@ statgpu_status statgpu_lts(statgpu_context *context, const double *y, const doub
     status = sg_lts_reweight(context, y, x, n_vars, ld, &data, result);
     if (status != STATGPU_OK)
         goto done;
+    /* Back to the data's units: a slope is in y's units per its predictor's
+     * (one power of two, so that it does not pass through infinity on the
+     * way), the intercept, residuals and scales in y's, the objective in
+     * their square. */
+    for (size_t v = 0; v < p; ++v) {
+        const int exponent = (v < (size_t)intercept ? 0 : x_exponents[v - (size_t)intercept]) - unit_exponent;
+        const double raw = result->raw_coefficients[v], reweighted = result->coefficients[v];
+        result->raw_coefficients[v] = ldexp(raw, exponent);
+        result->coefficients[v] = ldexp(reweighted, exponent);
+        if ((raw != 0.0 && result->raw_coefficients[v] == 0.0)
+            || (reweighted != 0.0 && result->coefficients[v] == 0.0)) {
+            status = sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                             "coefficient %zu is smaller than the smallest double in the data's units (y per "
+                             "unit of its predictor); rescale y or the predictor by a power of ten", v + 1);
+            goto done;
+        }
+    }
     if (unit_exponent != 0) {
-        /* Back to y's units: coefficients, residuals and scales are in y's
-         * units, the objective in their square. */
-        sg_units_scale(result->raw_coefficients, p, -unit_exponent);
-        sg_units_scale(result->coefficients, p, -unit_exponent);
         sg_units_scale(result->raw_residuals, n, -unit_exponent);
         sg_units_scale(result->residuals, n, -unit_exponent);
         result->raw_scale = ldexp(result->raw_scale, -unit_exponent);
@@ -1459,6 +1509,8 @@ done:
     free(squared);
     free(kept);
     free(y_scaled);
+    free(x_scaled);
+    free(x_exponents);
     return status;
 }
 
