@@ -343,6 +343,11 @@ static void test_quantile_next_to_infinities(void **state)
     const double wide[] = { -1.7e308, 1.7e308 };
     assert_int_equal(statgpu_quantile(g_context, wide, 2, 0.5, &result), STATGPU_OK);
     assert_true(isfinite(result) && fabs(result) < 1e293);
+    /* Across a difference beyond the largest double: the value rounded once
+     * (-1.7e308 + 0.75 x 3.3e308 = 7.75e307), not one ulp off. */
+    const double gap[] = { 1.7e308, 1.7976931348623157e308, -1.7e308, 1.6e308 };
+    assert_int_equal(statgpu_quantile(g_context, gap, 4, 0.25, &result), STATGPU_OK);
+    assert_true(result == 7.75e307);
     const double both[] = { -INFINITY, INFINITY };
     assert_int_equal(statgpu_quantile(g_context, both, 2, 0.5, &result), STATGPU_ERROR_INVALID_ARGUMENT);
     assert_int_equal(statgpu_quantile(g_context, both, 2, 1.0, &result), STATGPU_OK);

@@ -246,7 +246,10 @@ static sg_quantile_plan sg_plan_quantile(double p, size_t data_count)
 
 /* x(i) + f*(x(i+1) - x(i)), as Calc computes it (so -0.0 next to +0.0 gives
  * +0.0 as in Calc), where that is finite; next to an infinity the limit, and
- * between sums that overflow, the weighted form. */
+ * where the difference overflows (Calc: #NUM!) the same form in long double,
+ * whose wider exponent holds the difference: the value rounded once more to a
+ * double (-1.7e308 and 1.6e308 at 0.75: 7.75e307, correctly rounded, where
+ * (1 - f) x(i) + f x(i+1) in doubles gave one ulp below). */
 static statgpu_status sg_interpolate(statgpu_context *context, double lower, double upper,
                                      double fraction, double *result)
 {
@@ -262,7 +265,9 @@ static statgpu_status sg_interpolate(statgpu_context *context, double lower, dou
         return STATGPU_OK;
     }
     double difference = upper - lower;
-    *result = isinf(difference) ? (1.0 - fraction) * lower + fraction * upper : lower + fraction * difference;
+    *result = isinf(difference) ? (double)((long double)lower
+                                           + (long double)fraction * ((long double)upper - (long double)lower))
+                                : lower + fraction * difference;
     return STATGPU_OK;
 }
 
