@@ -376,10 +376,11 @@ static void test_result_tables(void **state)
     assert_bits_equal(summary->values[summary->row_count - 1], (double)n);
     const statgpu_table *selection = statgpu_table_set_find(set, "selection");
     assert_int_equal(selection->row_count, 1);
-    assert_int_equal(selection->column_count, 9);
+    assert_int_equal(selection->column_count, 10);
     assert_string_equal(selection->texts[1], "full");
     assert_bits_equal(selection->values[4], r->bic);
     assert_bits_equal(selection->values[8], 1.0);
+    assert_bits_equal(selection->values[9], (double)r->singular_components);
     statgpu_table_set_destroy(set);
     free(rows);
     statgpu_gmm_result_destroy(r);
@@ -1030,6 +1031,7 @@ static void test_model_selection(void **state)
         assert_int_equal(candidate->parameter_count, alone->parameter_count);
         assert_int_equal(candidate->iterations, alone->iterations);
         assert_int_equal(candidate->converged, alone->converged);
+        assert_int_equal(candidate->singular_components, alone->singular_components);
         if (candidate->bic < lowest) {
             lowest = candidate->bic;
             lowest_index = c;
@@ -1103,6 +1105,133 @@ static void test_model_selection(void **state)
                      STATGPU_ERROR_INVALID_ARGUMENT);
     assert_null(chosen);
     assert_non_null(strstr(statgpu_context_last_error(g_context), "distinct rows"));
+}
+
+/* Singular components counted as the engine's header defines them, here by
+ * the test's own Cholesky: a component whose covariance less the regulariser
+ * (reg on every variable), in units of each variable's variance over the
+ * rows, less 1e-8 on its diagonal, is not positive definite. */
+static size_t count_singular(const statgpu_gmm_result *r, const double *data, size_t n, size_t d, double reg)
+{
+    double variance[8];
+    assert_true(d <= 8);
+    for (size_t v = 0; v < d; ++v) {
+        long double mean = 0.0L, squares = 0.0L;
+        for (size_t i = 0; i < n; ++i)
+            mean += data[i + n * v];
+        mean /= (long double)n;
+        for (size_t i = 0; i < n; ++i)
+            squares += (data[i + n * v] - mean) * (data[i + n * v] - mean);
+        variance[v] = (double)(squares / (long double)n);
+    }
+    size_t singular = 0;
+    for (size_t j = 0; j < r->k; ++j) {
+        double a[64];
+        for (size_t c = 0; c < d; ++c)
+            for (size_t row = 0; row < d; ++row) {
+                double value;
+                if (r->covariance == STATGPU_GMM_FULL)
+                    value = r->covariances[j * d * d + row + d * c];
+                else if (r->covariance == STATGPU_GMM_DIAG)
+                    value = row == c ? r->covariances[j + r->k * c] : 0.0;
+                else
+                    fail_msg("count_singular: full and diag only");
+                a[row + d * c] = (value - (row == c ? reg : 0.0)) / sqrt(variance[row] * variance[c])
+                                 - (row == c ? 1e-8 : 0.0);
+            }
+        bool positive = true;
+        for (size_t c = 0; c < d && positive; ++c) {  /* a = L L^T, L in the lower triangle */
+            for (size_t row = c; row < d; ++row) {
+                double value = a[row + d * c];
+                for (size_t t = 0; t < c; ++t)
+                    value -= a[row + d * t] * a[c + d * t];
+                if (row == c) {
+                    positive = value > 0.0;
+                    a[c + d * c] = sqrt(value);
+                } else {
+                    a[row + d * c] = value / a[c + d * c];
+                }
+            }
+        }
+        singular += !positive;
+    }
+    return singular;
+}
+
+/* Components on rows that repeat one value (Old Faithful's waiting times
+ * are whole minutes) are singular: 38 diagonal components put spikes on
+ * repeated waiting times, and 12 full ones one, each counted as the test
+ * counts them; a mixture of continuous data has none. Model choice leaves
+ * singular candidates out while any other remains: over k = 1 to 40 of
+ * every type the spikes' BIC (1954 for k = 38, diag) is lower than any
+ * regular model's, and the choice is still mclust's tied k = 3 (BIC 2314.38,
+ * mclust's -2314.386). Where every candidate is singular, the lowest BIC of
+ * them is chosen. */
+static void test_singular_components(void **state)
+{
+    (void)state;
+    TEST_SKIP_IF(g_skip_reason);
+    size_t n, d;
+    double *data = read_data("faithful", &n, &d);
+    statgpu_gmm_params params;
+    statgpu_gmm_params_init(&params);
+    const struct { size_t k; statgpu_gmm_covariance type; } fits[] = {
+        { 38, STATGPU_GMM_DIAG }, { 12, STATGPU_GMM_FULL }, { 2, STATGPU_GMM_FULL }, { 3, STATGPU_GMM_DIAG } };
+    for (size_t f = 0; f < sizeof fits / sizeof fits[0]; ++f) {
+        params.covariance = fits[f].type;
+        statgpu_gmm_result *r = NULL;
+        assert_int_equal(statgpu_gmm(g_context, data, n, d, n, fits[f].k, &params, &r), STATGPU_OK);
+        const size_t expected = count_singular(r, data, n, d, params.reg_covar);
+        if (r->singular_components != expected)
+            fail_msg("k = %zu type %d: %zu singular components, the test counts %zu", fits[f].k, (int)fits[f].type,
+                     r->singular_components, expected);
+        assert_true(fits[f].k >= 12 ? expected > 0 : expected == 0);
+        assert_int_equal(r->candidates[0].singular_components, r->singular_components);
+        statgpu_gmm_result_destroy(r);
+    }
+
+    size_t ks[40];
+    for (size_t k = 0; k < 40; ++k)
+        ks[k] = k + 1;
+    statgpu_gmm_result *chosen = NULL;
+    params.restart_count = 1;
+    assert_int_equal(statgpu_gmm_select(g_context, data, n, d, n, ks, 40, k_all_types, 4, &params, &chosen),
+                     STATGPU_OK);
+    assert_int_equal(chosen->singular_components, 0);
+    assert_int_equal(chosen->k, 3);
+    assert_int_equal(chosen->covariance, STATGPU_GMM_TIED);
+    assert_true(fabs(chosen->bic - 2314.386) < 0.05);  /* mclust's EM stops on its own tolerance */
+    double lowest_singular = INFINITY;
+    for (size_t c = 0; c < chosen->candidate_count; ++c) {
+        const statgpu_gmm_candidate *candidate = &chosen->candidates[c];
+        if (candidate->status == STATGPU_OK && candidate->singular_components == 0)
+            assert_true(candidate->bic >= chosen->bic);
+        if (candidate->status == STATGPU_OK && candidate->singular_components > 0)
+            lowest_singular = fmin(lowest_singular, candidate->bic);
+    }
+    assert_true(lowest_singular < chosen->bic - 300.0);
+    statgpu_table_set *set = NULL;
+    assert_int_equal(statgpu_gmm_tables(g_context, chosen, NULL, &set), STATGPU_OK);
+    const statgpu_table *selection = statgpu_table_set_find(set, "selection");
+    assert_int_equal(selection->column_count, 10);
+    assert_string_equal(selection->column_headers[9], "singular components");
+    for (size_t c = 0; c < chosen->candidate_count; ++c)
+        assert_bits_equal(selection->values[c + selection->row_count * 9],
+                          (double)chosen->candidates[c].singular_components);
+    statgpu_table_set_destroy(set);
+    statgpu_gmm_result_destroy(chosen);
+    free(data);
+
+    /* Three distinct rows, each twice: k = 2 and 3 both put a component on
+     * one repeated row; the lower BIC of the two is chosen. */
+    const double few[] = { 1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3 };  /* 6 x 2, column-major */
+    const size_t few_ks[] = { 2, 3 };
+    statgpu_gmm_params_init(&params);
+    chosen = NULL;
+    assert_int_equal(statgpu_gmm_select(g_context, few, 6, 2, 6, few_ks, 2, NULL, 0, &params, &chosen), STATGPU_OK);
+    assert_true(chosen->candidates[0].singular_components > 0 && chosen->candidates[1].singular_components > 0);
+    assert_int_equal(chosen->best_candidate, chosen->candidates[1].bic < chosen->candidates[0].bic ? 1 : 0);
+    statgpu_gmm_result_destroy(chosen);
 }
 
 static int g_select_progress_calls;
@@ -1561,6 +1690,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_result_tables),
         cmocka_unit_test(test_model_selection),
+        cmocka_unit_test(test_singular_components),
         cmocka_unit_test(test_selection_side_by_side),
         cmocka_unit_test(test_matrix_arguments),
         cmocka_unit_test(test_initialisations),

@@ -696,6 +696,13 @@ typedef struct statgpu_gmm_result {
                                     from statgpu_gmm_select */
     struct statgpu_gmm_candidate *candidates; /* candidate_count, in the order fitted */
     size_t   best_candidate;     /* this fit's index in candidates */
+    /* --- appended --- */
+    size_t   singular_components;/* components whose own covariance estimate (the fitted one less the
+                                    regulariser) has a variance below 1e-8 of the data's in some
+                                    direction of the varying variables: on rows that repeat a value
+                                    (integer or rounded data) the density is the regulariser's spike
+                                    (mclust calls such fits singular; tied: all k when the shared
+                                    estimate is) */
 } statgpu_gmm_result;
 
 /* One model of a comparison (statgpu_gmm_select), as mclust's BIC table
@@ -708,6 +715,7 @@ typedef struct statgpu_gmm_candidate {
     double                 log_likelihood, bic, aic; /* as statgpu_gmm_result's */
     size_t                 parameter_count, iterations;
     int                    converged;
+    size_t                 singular_components; /* as statgpu_gmm_result's */
 } statgpu_gmm_candidate;
 
 /* Fills params with the defaults. Always call it first. */
@@ -752,7 +760,9 @@ STATGPU_API statgpu_status statgpu_gmm_matrix(statgpu_context *context, const st
  * seed, initialisation and stopping rule; params->covariance is ignored,
  * and a GIVEN initialisation, which fits one k only, becomes k-means). The
  * result is
- * the candidate of the lowest BIC (the first listed on a tie), whole, with
+ * the candidate of the lowest BIC (the first listed on a tie) among those
+ * without singular components (mclust's singular fits, whose BIC it gives as
+ * NA; of every candidate where each has one), whole, with
  * every candidate's log-likelihood, BIC, AIC, parameters, iterations and
  * convergence in result->candidates. A k above the complete rows or above
  * their distinct values (a fit the data cannot give: STATGPU_ERROR_INVALID_

@@ -189,12 +189,13 @@ static bool sg_add_summary(sg_table_build *build, const statgpu_gmm_result *resu
 }
 
 /* A row per candidate: k, covariance type, log-likelihood, parameters, BIC,
- * AIC, iterations, converged and best (1 on the chosen one); a candidate
- * that could not be fitted has its numbers empty. */
+ * AIC, iterations, converged, best (1 on the chosen one) and its singular
+ * components (a candidate with any is chosen only where every one has); a
+ * candidate that could not be fitted has its numbers empty. */
 static bool sg_add_selection(sg_table_build *build, const statgpu_gmm_result *result)
 {
     static const char *const headers[] = { "k", "covariance", "log-likelihood", "parameters", "BIC", "AIC",
-                                           "iterations", "converged", "best" };
+                                           "iterations", "converged", "best", "singular components" };
     enum { COLUMNS = sizeof headers / sizeof *headers };
     const size_t rows = result->candidate_count;
     sg_table *table = sg_table_add(build, SG_GMM_SELECTION, rows, COLUMNS);
@@ -209,14 +210,16 @@ static bool sg_add_selection(sg_table_build *build, const statgpu_gmm_result *re
         const double cells[COLUMNS] = { (double)candidate->k, 0.0, candidate->log_likelihood,
                                         (double)candidate->parameter_count, candidate->bic, candidate->aic,
                                         (double)candidate->iterations, (double)candidate->converged,
-                                        r == result->best_candidate ? 1.0 : 0.0 };
+                                        r == result->best_candidate ? 1.0 : 0.0,
+                                        (double)candidate->singular_components };
         for (size_t c = 0; c < COLUMNS; ++c)
             values[r + rows * c] = cells[c];
         if (!sg_table_set_text(build, table, r, 1, sg_gmm_type_name(candidate->covariance)))
             return false;
         if (candidate->status != STATGPU_OK)
-            for (size_t c = 2; c < COLUMNS - 1; ++c)
-                sg_table_set_empty(table, r, c);
+            for (size_t c = 2; c < COLUMNS; ++c)
+                if (c != 8)  /* best: 0 */
+                    sg_table_set_empty(table, r, c);
     }
     return true;
 }
