@@ -83,7 +83,7 @@ void usage(FILE *out)
           "  (each column's variances are regularised by 1e-6 of its variance: the same fit in any units)\n"
           "bestsubset options (--y-column and --columns as for lts):\n"
           "  --output subsets|which|coefficients|summary   what to print (default subsets)\n"
-          "  --max-size N             the largest subset size (default: every size)\n"
+          "  --max-size N             the largest subset size (default 0: every size)\n"
           "  --nbest N                subsets reported per size (default 1)\n"
           "  --validation press|holdout|kfold   the validation error (default press: leave-one-out)\n"
           "  --folds K                folds of kfold (default 10)\n"

@@ -39,14 +39,22 @@ static int mark_predictors(const char *list, const csv_table *data, int8_t mark,
     }
     int status = 0;
     for (char *item = strtok(copy, ","); item != NULL && status == 0; item = strtok(NULL, ",")) {
-        size_t found = n_vars;
-        for (size_t v = 0; v < n_vars && found == n_vars; ++v)
-            if (strcmp(data->names[1 + v], item) == 0)
-                found = v;
+        size_t found = n_vars, also = n_vars;  /* the first and a second predictor of that name */
+        for (size_t v = 0; v < n_vars && also == n_vars; ++v)
+            if (strcmp(data->names[1 + v], item) == 0) {
+                if (found == n_vars)
+                    found = v;
+                else
+                    also = v;
+            }
         long position = 0;
         if (found == n_vars && parse_int(item, 1, &position) && (size_t)position <= n_vars)
             found = (size_t)position - 1;
-        if (found == n_vars) {
+        if (also != n_vars) {
+            fprintf(stderr, "statgpu: %s: predictors %zu and %zu are both named '%s': give the position of the one"
+                            " meant\n", option, found + 1, also + 1, item);
+            status = EXIT_USAGE;
+        } else if (found == n_vars) {
             char message[96];
             snprintf(message, sizeof message, "%s names no predictor", option);
             status = fail_usage(message, item);
@@ -58,6 +66,21 @@ static int mark_predictors(const char *list, const csv_table *data, int8_t mark,
     }
     free(copy);
     return status;
+}
+
+/* The predictors that the engine's rank test left out of the search, said
+ * on stderr whatever the output (the summary names them too). */
+static void report_dropped(const char *path, const csv_table *data, const statgpu_bestsubset_result *result)
+{
+    fprintf(stderr, "statgpu: %s: %s", path, result->dropped_count == 1 ? "predictor" : "predictors");
+    const char *separator = " ";
+    for (size_t v = 0; v < result->n_vars; ++v)
+        if (result->dropped[v]) {
+            fprintf(stderr, "%s'%s'", separator, data->names[1 + v]);
+            separator = ", ";
+        }
+    fprintf(stderr, " left out of the search: %sa linear combination of the predictors before it%s\n",
+            result->dropped_count == 1 ? "" : "each ", result->intercept ? ", or constant" : "");
 }
 
 int command_bestsubset(const options *opt, statgpu_context *context)
@@ -80,6 +103,11 @@ int command_bestsubset(const options *opt, statgpu_context *context)
     int criterion = word_index(opt->criterion_text, criteria, 0);
     if (criterion < 0)
         return fail_usage("--criterion must be validation, cp, bic or adjr2", opt->criterion_text);
+    /* A share or a count for a validation not asked for would be ignored. */
+    if (opt->holdout_text != NULL && validation != STATGPU_SUBSET_HOLDOUT)
+        return fail_usage("--holdout needs --validation holdout", opt->holdout_text);
+    if (opt->folds_text != NULL && validation != STATGPU_SUBSET_KFOLD)
+        return fail_usage("--folds needs --validation kfold", opt->folds_text);
     params.validation = (statgpu_subset_validation)validation;
     params.criterion = (statgpu_subset_criterion)criterion;
     const char *output = output_word(opt, "bestsubset", "--output must be subsets, which, coefficients or summary");
@@ -118,9 +146,12 @@ int command_bestsubset(const options *opt, statgpu_context *context)
     statgpu_status engine_status = statgpu_bestsubset(context, data.values, data.values + n, n, n_vars, n ? n : 1,
                                                       &params, &result);
     double compute_seconds = seconds_now() - started;
+    progress_end();
     free(force);
     if (engine_status != STATGPU_OK)
         return table_engine_failed(context, engine_status, &data);
+    if (result->dropped_count > 0)
+        report_dropped(opt->path, &data, result);
     status = print_result_table(context, &data, (const char *const *)data.names + 1, output, bestsubset_tables,
                                 result, opt->as_table);
     statgpu_bestsubset_result_destroy(result);

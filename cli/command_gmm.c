@@ -115,6 +115,7 @@ int command_gmm(const options *opt, statgpu_context *context)
             : statgpu_gmm(context, data.values, data.complete_count, data.column_count, ld, counts[0], &params,
                           &result);
     double compute_seconds = seconds_now() - started;
+    progress_end();
     if (engine_status != STATGPU_OK)
         return table_engine_failed(context, engine_status, &data);
     status = print_result_table(context, &data, (const char *const *)data.names, output, gmm_tables, result, opt->as_table);

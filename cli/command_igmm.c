@@ -65,6 +65,7 @@ int command_igmm(const options *opt, statgpu_context *context)
     statgpu_igmm_result *result = NULL;
     statgpu_status engine_status = statgpu_igmm(context, columns, lengths, sets, (size_t)k, &params, &result);
     double compute_seconds = seconds_now() - started;
+    progress_end();
     free(packed);
     free(columns);
     free(lengths);

@@ -56,6 +56,7 @@ int command_kmeans(const options *opt, statgpu_context *context)
                                                   data.complete_count ? data.complete_count : 1, (size_t)k,
                                                   &params, &result);
     double compute_seconds = seconds_now() - started;
+    progress_end();
     if (engine_status != STATGPU_OK)
         return table_engine_failed(context, engine_status, &data);
 

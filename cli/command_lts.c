@@ -54,6 +54,7 @@ int command_lts(const options *opt, statgpu_context *context)
     statgpu_status engine_status = statgpu_lts(context, data.values, data.values + n, n, n_vars, n ? n : 1,
                                                &params, &result);
     double compute_seconds = seconds_now() - started;
+    progress_end();
     if (engine_status != STATGPU_OK)
         return table_engine_failed(context, engine_status, &data);
 

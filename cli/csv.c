@@ -331,6 +331,12 @@ static long find_column(const csv_settings *settings, const char *spec, char **f
     if (header)
         for (size_t c = 0; c < field_count; ++c)
             if (strcmp(fields[c], spec) == 0) {
+                for (size_t other = c + 1; other < field_count; ++other)
+                    if (strcmp(fields[other], spec) == 0) {
+                        fprintf(stderr, "statgpu: %s: columns %zu and %zu of the header are both named '%s': give"
+                                        " the number of the one meant\n", settings->name, c + 1, other + 1, spec);
+                        return -1;
+                    }
                 if (is_number && number >= 1 && (size_t)number <= field_count && (size_t)number != c + 1)
                     fprintf(stderr, "statgpu: %s: column '%s' is the header's column %zu named so, not column %ld\n",
                             settings->name, spec, c + 1, number);
@@ -407,6 +413,36 @@ static int bad_number(const csv_settings *settings, size_t line_number, size_t c
     return CSV_BAD_INPUT;
 }
 
+/* A data line with more fields than the first line (the header, or the
+ * first line of data) is refused: which column each of its fields belongs to
+ * cannot be told. Most often a ',' inside numbers, a decimal comma (1,5) or a
+ * thousands separator (1,234), in a file whose first line holds fewer commas.
+ * Empty fields past the first line's count (a delimiter ending the line) are
+ * not counted. 0, or CSV_BAD_INPUT after a message naming the line, both
+ * counts and the likely cause. */
+static int check_field_count(const csv_settings *settings, const csv_reader *reader, char **fields,
+                             size_t field_count, size_t first_count, int header, size_t line_number)
+{
+    size_t used = field_count;
+    while (used > first_count && fields[used - 1][0] == '\0')
+        --used;
+    if (used <= first_count)
+        return 0;
+    size_t extra = first_count;  /* the first field beyond the count that is not empty */
+    while (fields[extra][0] == '\0')
+        ++extra;
+    fprintf(stderr, "statgpu: %s:%zu: %zu fields, but the %s has %zu (field %zu is '%.40s')\n", settings->name,
+            line_number, used, header ? "header" : "first line", first_count, extra + 1, fields[extra]);
+    if (reader->delimiter == ',')
+        fprintf(stderr, "statgpu: ',' may be a decimal comma or a thousands separator here; statgpu reads '.' as"
+                        " the decimal point and no thousands separators: write 1,5 as 1.5 and 1,234 as 1234, or"
+                        " give --delimiter if another character separates the fields\n");
+    else
+        fprintf(stderr, "statgpu: a line may have no more fields than the %s (a field that holds the delimiter"
+                        " must be quoted)\n", header ? "header" : "first line");
+    return CSV_BAD_INPUT;
+}
+
 /* ------------------------------------------------------------ one column */
 
 int csv_read_column(const csv_settings *settings, FILE *file, csv_column *out)
@@ -417,8 +453,8 @@ int csv_read_column(const csv_settings *settings, FILE *file, csv_column *out)
         return CSV_BAD_INPUT;
     }
     char **fields;
-    size_t field_count, line_number, column = 0, skipped = 0, short_lines = 0, capacity = 0;
-    int status = 0, first = 1, got = 0;
+    size_t field_count, line_number, column = 0, skipped = 0, short_lines = 0, capacity = 0, first_count = 0;
+    int status = 0, first = 1, header = 0, got = 0;
     out->values = NULL;
     out->count = 0;
 
@@ -431,7 +467,7 @@ int csv_read_column(const csv_settings *settings, FILE *file, csv_column *out)
                 status = CSV_BAD_INPUT;
                 break;
             }
-            int header = is_header(settings, fields, field_count, by_name);
+            header = is_header(settings, fields, field_count, by_name);
             long found = settings->column == NULL ? 0 : find_column(settings, settings->column, fields, field_count,
                                                                    header);
             if (found < 0) {
@@ -439,9 +475,12 @@ int csv_read_column(const csv_settings *settings, FILE *file, csv_column *out)
                 break;
             }
             column = (size_t)found;
+            first_count = field_count;
             if (header)
                 continue;
         }
+        if ((status = check_field_count(settings, reader, fields, field_count, first_count, header, line_number)) != 0)
+            break;
         if (column >= field_count) {
             ++short_lines;
             continue;
@@ -579,8 +618,8 @@ int csv_read_table(const csv_settings *settings, FILE *file, const char *y_spec,
     size_t field_count, line_number;
     size_t *columns = NULL;
     double *values = NULL;
-    size_t value_count = 0, value_capacity = 0, complete_capacity = 0;
-    int status = 0, first = 1, got = 0;
+    size_t value_count = 0, value_capacity = 0, complete_capacity = 0, first_count = 0, short_rows = 0;
+    int status = 0, first = 1, header = 0, got = 0;
 
     while (status == 0 && (got = csv_reader_next(reader, &fields, &field_count, &line_number)) == 1) {
         if (first) {
@@ -591,7 +630,12 @@ int csv_read_table(const csv_settings *settings, FILE *file, const char *y_spec,
                 status = CSV_BAD_INPUT;
                 break;
             }
-            int header = is_header(settings, fields, field_count, by_name);
+            /* Empty fields ending the first line (a delimiter ending every
+             * line, as some spreadsheets export) make no columns. */
+            while (field_count > 1 && fields[field_count - 1][0] == '\0')
+                --field_count;
+            header = is_header(settings, fields, field_count, by_name);
+            first_count = field_count;
             status = choose_columns(settings, y_spec, fields, field_count, header, &columns, &out->column_count);
             if (status != 0)
                 break;
@@ -612,8 +656,10 @@ int csv_read_table(const csv_settings *settings, FILE *file, const char *y_spec,
                 continue;
         }
         /* A data line: a row, complete when every chosen field is a number. */
+        if ((status = check_field_count(settings, reader, fields, field_count, first_count, header, line_number)) != 0)
+            break;
         size_t mark = value_count;
-        int whole = 1;
+        int whole = 1, too_short = 0;
         for (size_t c = 0; c < out->column_count; ++c) {
             size_t column = columns[c];
             double value;
@@ -625,6 +671,7 @@ int csv_read_table(const csv_settings *settings, FILE *file, const char *y_spec,
             }
             if (kind == CSV_FIELD_MISSING) {
                 whole = 0;
+                too_short |= column >= field_count;
                 continue;
             }
             if (kind != CSV_FIELD_NUMBER) {
@@ -645,6 +692,7 @@ int csv_read_table(const csv_settings *settings, FILE *file, const char *y_spec,
             break;
         if (!whole)
             value_count = mark;
+        short_rows += (size_t)too_short;
         unsigned char *complete = room_for(out->complete, out->row_count, &complete_capacity, 1);
         if (complete == NULL) {
             fprintf(stderr, "statgpu: out of memory after %zu rows\n", out->row_count);
@@ -675,8 +723,12 @@ int csv_read_table(const csv_settings *settings, FILE *file, const char *y_spec,
             status = CSV_BAD_INPUT;
         }
     }
-    if (status == 0 && out->row_count > out->complete_count)
+    if (status == 0 && out->row_count > out->complete_count && short_rows == 0)
         fprintf(stderr, "statgpu: left out %zu rows with empty or NA fields\n", out->row_count - out->complete_count);
+    else if (status == 0 && out->row_count > out->complete_count)
+        fprintf(stderr, "statgpu: left out %zu rows with empty or NA fields, %zu of them lines with fewer fields than"
+                        " the %s (%zu)\n", out->row_count - out->complete_count, short_rows,
+                header ? "header" : "first line", first_count);
     free(columns);
     free(values);
     if (status != 0)

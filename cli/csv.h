@@ -17,9 +17,15 @@
  * - The first line is a header when it cannot be data: one of its fields is
  *   text. --header yes / no decide instead. A header taken by that guess is
  *   reported on stderr.
+ * - The first line (header or data) sets the count of fields. A line with
+ *   fewer is read (the fields it lacks are missing); a line with more is an
+ *   error naming it (a ',' inside numbers, as a decimal comma or a thousands
+ *   separator, is the likely cause), except for empty fields at its end (a
+ *   delimiter ending every line).
  * - A column is named by its header name or its 1-based position. A whole
  *   number that is also a header name (years: 2010,2011) means the column of
- *   that name.
+ *   that name. A name that two columns of the header have is an error (the
+ *   position tells them apart).
  *
  * The readers print their messages on stderr, prefixed "statgpu: ", and
  * return 0 or the tool's exit status for a bad file (2).

@@ -59,6 +59,7 @@ int main(int argc, char **argv)
     params.backend = opt.backend;
     params.device = opt.device;
     params.thread_count = opt.thread_count;
+    progress_attach(&opt, &params);
     statgpu_context *context = NULL;
     if (statgpu_context_create(&params, &context) != STATGPU_OK) {
         fprintf(stderr, "statgpu: cannot create an engine context\n");

@@ -6,16 +6,67 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 double seconds_now(void)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+}
+
+/* ------------------------------------------------------------- progress */
+
+/* The quiet time before a progress line is shown: a shorter computation
+ * would only flicker one. */
+#define PROGRESS_AFTER_SECONDS 1.0
+
+static struct {
+    const char *command;
+    double      started;   /* since when nothing was printed: reading the file counts */
+    int         percent;   /* the percentage shown, -1 while no line is */
+} progress_line = { NULL, 0.0, -1 };
+
+/* The context's progress callback, which the engine calls on the calling
+ * thread: the line, rewritten when the whole percentage changes (padded to
+ * three digits, so a smaller number covers a larger one). Never cancels. */
+static int show_progress(void *user_data, double fraction_done)
+{
+    (void)user_data;
+    if (seconds_now() - progress_line.started < PROGRESS_AFTER_SECONDS)
+        return 0;
+    double percent = isfinite(fraction_done) ? floor(100.0 * fraction_done) : 0.0;
+    int whole = percent < 0.0 ? 0 : percent > 100.0 ? 100 : (int)percent;
+    if (whole != progress_line.percent) {
+        progress_line.percent = whole;
+        fprintf(stderr, "\rstatgpu: %s %3d%%", progress_line.command, whole);
+    }
+    return 0;
+}
+
+void progress_attach(const options *opt, statgpu_context_params *params)
+{
+    const int reports = opt->command_id == COMMAND_KMEANS || opt->command_id == COMMAND_LTS
+                        || opt->command_id == COMMAND_GMM || opt->command_id == COMMAND_IGMM
+                        || opt->command_id == COMMAND_BESTSUBSET;
+    if (!reports || !isatty(STDERR_FILENO))
+        return;
+    progress_line.command = opt->command;
+    progress_line.started = seconds_now();
+    params->progress = show_progress;
+}
+
+void progress_end(void)
+{
+    if (progress_line.percent >= 0)  /* blanks over "statgpu: COMMAND 100%" */
+        fprintf(stderr, "\r%*s\r", (int)strlen(progress_line.command) + 14, "");
+    progress_line.percent = -1;
+    progress_line.started = seconds_now();
 }
 
 /* A number given on the command line: decimal, finite, as in a CSV file. */

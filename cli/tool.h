@@ -18,6 +18,17 @@
 /* A monotonic clock, in seconds. */
 double seconds_now(void);
 
+/* A long computation's progress on stderr, where stderr is a terminal (else
+ * nothing): after about a second, one line that updates itself in place,
+ * "statgpu: bestsubset  37%". progress_attach sets the progress callback of
+ * the context params for the commands whose methods report their progress
+ * as they go (kmeans, lts, gmm, igmm, bestsubset: the order statistics
+ * report only their start and end); a command calls progress_end once its
+ * method has returned, before it prints anything, to clear the line. Ctrl-C
+ * keeps its default action: it ends the tool at once. */
+void progress_attach(const options *opt, statgpu_context_params *params);
+void progress_end(void);
+
 /* A number given on the command line: decimal, finite, as in a CSV file. */
 int parse_number(const char *text, double *value);
 

@@ -14,11 +14,16 @@ import io
 import itertools
 import math
 import os
+import pty
 import random
+import re
+import select
+import signal
 import struct
 import subprocess
 import sys
 import tempfile
+import time
 
 TOOL = sys.argv[1]
 passed = failed = 0
@@ -499,6 +504,50 @@ def check_bestsubset(write):
           code == 0 and got[0] == ["row", "term", "coefficient", "standard error", "t value"]
           and [row[1] for row in got[1:]] == ["(Intercept)", "Air.Flow", "Water.Temp"]
           and close(float(got[2][2]), 0.67115444089792387, 1e-9), out + err)
+    # A predictor that the rank test drops (a copy, a sum of others, a
+    # constant) is named on stderr whatever the output, not in the summary
+    # alone; the search goes on without it.
+    rng = random.Random(11)
+    lines = ["y,a,b,a_plus_b,level,d"]
+    for _ in range(30):
+        a, b, d = rng.gauss(0, 1), rng.gauss(0, 1), rng.gauss(0, 1)
+        lines.append("%r,%r,%r,%r,7,%r" % (a + 2 * b + rng.gauss(0, 1), a, b, a + b, d))
+    dependent = write("dependent.csv", "\n".join(lines) + "\n")
+    for output in ("subsets", "which", "coefficients", "summary"):
+        code, out, err = run("bestsubset", dependent, "--output", output)
+        check(f"bestsubset --output {output}: the dropped predictors named on stderr",
+              code == 0 and out != "" and "predictors 'a_plus_b', 'level' left out of the search: each a linear "
+              "combination of the predictors before it, or constant" in err, f"exit {code}, {err!r}")
+    code, out, err = run("bestsubset", dependent, "--columns", "a,b,d")
+    check("bestsubset with no predictor dropped: no such note", code == 0 and "left out of the search" not in err, err)
+    # --max-size 0 is the engine's "every size", as the help says; --holdout
+    # and --folds without their validation are errors that name the fix.
+    code, out, err = run("bestsubset", stackloss, "--y-column", "stack.loss", "--max-size", "0")
+    check("bestsubset --max-size 0: every size", code == 0 and [row[1] for row in table(out)[1:]] == ["1", "2", "3"],
+          out + err)
+    code, out, _ = run("--help")
+    max_size_help = [line for line in out.splitlines() if "--max-size N" in line]
+    check("the help says --max-size 0 means every size",
+          len(max_size_help) == 1 and "0: every size" in max_size_help[0], repr(max_size_help))
+    for args, text in ((("--holdout", "0.3"), "--holdout needs --validation holdout: 0.3"),
+                       (("--validation", "kfold", "--holdout", "0.3"), "--holdout needs --validation holdout"),
+                       (("--folds", "5"), "--folds needs --validation kfold: 5"),
+                       (("--validation", "holdout", "--folds", "5"), "--folds needs --validation kfold")):
+        code, out, err = run("bestsubset", stackloss, *args)
+        check(f"bestsubset {' '.join(args)}: an error naming the fix", code == 2 and text in err and out == "",
+              f"exit {code}, {err!r}")
+    code, out, err = run("bestsubset", stackloss, "--y-column", "stack.loss", "--validation", "holdout",
+                         "--holdout", "0.3", "--output", "summary")
+    check("bestsubset --validation holdout --holdout 0.3: 6 rows held out",
+          code == 0 and ["5", "6", "rows held out (holdout)"] in table(out), out + err)
+    twins = write("twins.csv", "y,x,z,x\n" + "".join("%d,%d,%d,%d\n" % (i * i % 7, i, i * i % 5, i % 3)
+                                                     for i in range(12)))
+    code, out, err = run("bestsubset", twins, "--force-in", "x")
+    check("bestsubset --force-in a name two predictors have: an error naming both positions",
+          code == 2 and "--force-in: predictors 1 and 3 are both named 'x'" in err and out == "", err)
+    code, out, err = run("bestsubset", twins, "--force-in", "3", "--output", "which")
+    check("bestsubset --force-in 3 (the second x by position)",
+          code == 0 and all(row[-1] == "1" for row in table(out)[1:]), out + err)
     constant = write("constant.csv", "y,a,b\n" + "".join("1,%d,%d\n" % (i, i * i) for i in range(10)))
     cases = [
         (("bestsubset", stackloss, "--validation", "loo"), 2, "--validation"),
@@ -779,6 +828,61 @@ def check_csv_rules(write):
     code, out, err = run("kmeans", "1", "-", "--no-header", stdin="1,2\n3,4\n")
     check("kmeans --no-header", code == 0 and table(out) == [["cluster", "x1", "x2"], ["1", "2", "3"]], out + err)
 
+    # Item: the first line sets the count of fields. A data line with more
+    # is an error naming the line and both counts (a decimal comma or a
+    # thousands separator in a one-column file read as a second column, before
+    # silently); fewer is a row with missing fields; empty fields at the end
+    # (a delimiter ending the lines) do not count.
+    for args, text, expected in (
+            (("median", "-"), "Wert\n1,5\n2,5\n3,5\n", "-:2: 2 fields, but the header has 1 (field 2 is '5')"),
+            (("median", "-"), "price\n1,234\n2,500\n3,000\n", "-:2: 2 fields, but the header has 1"),
+            (("kmeans", "1", "-"), "a\n1,5\n2,5\n", "-:2: 2 fields, but the header has 1"),
+            (("lts", "-"), "y,x\n1,2\n2,3\n3,4,5\n4,4\n", "-:4: 3 fields, but the header has 2"),
+            (("igmm", "1", "-"), "a,b\n1,2\n2,3,4\n", "-:3: 3 fields, but the header has 2"),
+            (("median", "-", "--column", "2"), "1,2\n3,4,5\n", "-:2: 3 fields, but the first line has 2")):
+        code, out, err = run(*args, stdin=text)
+        check(f"{args[0]} on {text!r}: more fields than the first line is an error", code == 2 and expected in err
+              and "may be a decimal comma or a thousands separator" in err and "--delimiter" in err and out == "",
+              f"exit {code}, {out!r} {err!r}")
+    code, out, err = run("kmeans", "1", "-", stdin="a;b\n1;2\n3;4;5\n")
+    check("a ';' file with a line of more fields: the error, no decimal comma hint", code == 2
+          and "-:3: 3 fields, but the header has 2 (field 3 is '5')" in err and "decimal comma" not in err, err)
+    code, out, err = run("median", "-", stdin="1,5\n2,5\n3,5\n")
+    check("a first line of data '1,5': a table of two columns, column 1 read", code == 0 and same(out, 2.0)
+          and err == "", out + err)
+    for args, text, expected in ((("median", "-", "--column", "b"), "a,b,\n1,2,\n3,4,\n", ["3"]),
+                                 (("median", "-"), "Wert\n1,\n2,\n", ["1.5"]),
+                                 (("kmeans", "1", "-"), "a,b\n1,2,\n3,4,\n", ["cluster,a,b", "1,2,3"]),
+                                 (("kmeans", "1", "-"), "a,b,\n1,2,\n3,4,\n", ["cluster,a,b", "1,2,3"]),
+                                 (("kmeans", "1", "-"), "1,2,\n3,4,\n", ["cluster,x1,x2", "1,2,3"]),
+                                 (("kmeans", "1", "-"), "a\tb\n1\t2\t\n3\t4\n", ["cluster,a,b", "1,2,3"]),
+                                 (("median", "-", "--column", "2"), '"n","v"\n"a, b",1\n"c,d",3\n', ["2"])):
+        code, out, err = run(*args, stdin=text)
+        check(f"{args[0]} on {text!r}: read", code == 0 and out.splitlines() == expected, out + err)
+    code, out, err = run("kmeans", "1", "-", stdin="a,b,\n1,2,\n3,4,9\n")
+    check("a value under a header's trailing empty field: more fields than the header", code == 2
+          and "-:3: 3 fields, but the header has 2 (field 3 is '9')" in err, err)
+    code, out, err = run("kmeans", "1", "-", stdin="a,b\n1,2\n3\n5,6\n7,NA\n")
+    check("kmeans: a line of fewer fields is a row left out, said so", code == 0
+          and table(out) == [["cluster", "a", "b"], ["1", "3", "4"]]
+          and "left out 2 rows with empty or NA fields, 1 of them lines with fewer fields than the header (2)" in err,
+          out + err)
+    code, out, err = run("median", "-", "--column", "2", stdin="a,b\n1,2\n3\n5,6\n")
+    check("median: a line without the column is skipped, said so", code == 0 and same(out, 4.0)
+          and "skipped 1 lines that have no column 2" in err, out + err)
+
+    # Item: a name that two columns of the header have is an error naming
+    # both, whichever option names it; the number still reads either.
+    twins = write("twin_columns.csv", "x,y,x\n1,2,30\n4,5,60\n7,8,90\n")
+    for args in (("median", twins, "--column", "x"), ("kmeans", "1", twins, "--columns", "y,x"),
+                 ("lts", twins, "--y-column", "x"), ("gmm", "1", twins, "--columns", "x")):
+        code, out, err = run(*args)
+        check(f"{' '.join(args[:1] + args[-2:])}: a name of two columns is an error naming both", code == 2
+              and "columns 1 and 3 of the header are both named 'x': give the number of the one meant" in err
+              and out == "", f"exit {code}, {err!r}")
+    code, out, err = run("median", twins, "--column", "3")
+    check("median --column 3 (the second x by number)", code == 0 and same(out, 60.0), out + err)
+
     # Item: messages that name the right thing.
     forty = write("forty.csv", "".join("%d\n" % i for i in range(40)))
     for command in ("large", "small"):
@@ -830,6 +934,90 @@ def check_csv_rules(write):
     check("a NUL byte is an error naming its line", code == 2 and "-:2:" in err and "NUL" in err, err)
     code, out, _ = run("--help")
     check("the help names the CSV rules", "nan" in out and "hexadecimal" in out and "--no-header" in out, out)
+
+
+def run_on_terminal(args, seconds, until=None, slow_input=None):
+    """Runs the tool with stderr on a pseudo-terminal (stdout a pipe) for at
+    most seconds, or until that text has come on stderr, then Ctrl-C (SIGINT,
+    its default action restored: a background job may have inherited it
+    ignored). slow_input, when given, is standard input: its first line, then
+    after 1.2 s the rest, so that the run is past its first second once it
+    computes, however fast the machine. The exit code (None when it did not
+    end within 5 s of the SIGINT), stdout and stderr's bytes, and whether the
+    SIGINT was sent."""
+    master, terminal = pty.openpty()
+    reader, writer = os.pipe()
+    done = subprocess.Popen([TOOL, *args], stdin=reader, stdout=subprocess.PIPE, stderr=terminal,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    os.close(terminal)
+    os.close(reader)
+    feed_slowly(writer, slow_input or "\n")
+    err, interrupted, started = b"", False, time.monotonic()
+    while time.monotonic() - started < seconds and (until is None or until not in err):
+        if select.select([master], [], [], 0.1)[0]:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # the terminal closed: the tool has ended
+                chunk = b""
+            if not chunk:
+                break
+            err += chunk
+    if done.poll() is None and until is not None and until in err:
+        done.send_signal(signal.SIGINT)
+        interrupted = True
+    try:
+        out = done.communicate(timeout=5)[0].decode()
+    except subprocess.TimeoutExpired:
+        done.kill()
+        out = done.communicate()[0].decode()
+        return None, out, err, interrupted
+    finally:
+        os.close(master)
+    return done.returncode, out, err, interrupted
+
+
+def feed_slowly(descriptor, text):
+    """Writes text's first line to a pipe, waits 1.2 s when there is more,
+    writes the rest and closes the pipe."""
+    first, rest = text.split("\n", 1)
+    os.write(descriptor, (first + "\n").encode())
+    if rest:
+        time.sleep(1.2)
+        os.write(descriptor, rest.encode())
+    os.close(descriptor)
+
+
+def check_progress(write):
+    # A long run shows its progress on stderr when stderr is a terminal: after
+    # about a second, one line that rewrites itself ("statgpu: bestsubset
+    # 37%"); Ctrl-C (SIGINT's default action) ends it at once. Best subsets of
+    # 60 noise predictors take minutes on any machine.
+    rng = random.Random(17)
+    noise = write("noise60.csv", ",".join(["y"] + ["x%d" % j for j in range(60)]) + "\n" + "".join(
+        ",".join("%.4f" % rng.gauss(0, 1) for _ in range(61)) + "\n" for _ in range(120)))
+    code, out, err, interrupted = run_on_terminal(("bestsubset", noise), 30, until=b"%")
+    check("bestsubset on a terminal: a progress line within 30 s, rewritten in place, and Ctrl-C ends it at once",
+          interrupted and code == -signal.SIGINT and out == ""
+          and re.search(rb"\r\n(\rstatgpu: bestsubset +\d+%)+$", err) is not None,
+          f"exit {code}, interrupted {interrupted}, stderr {err[-200:]!r}")
+    # A run that ends clears its line before the output; its file read
+    # slowly (1.2 s) puts it past the second on any machine.
+    rows = "a,b\n" + "".join("%d,%d\n" % (i % 7, i % 5) for i in range(200))
+    code, out, err, _ = run_on_terminal(("kmeans", "2", "-", "--output", "sizes"), 60, slow_input=rows)
+    check("kmeans on a terminal past a second: the progress line, cleared at the end, the output whole",
+          code == 0 and len(table(out)) == 3
+          and re.search(rb"\r\n(\rstatgpu: kmeans +\d+%)+\r {20}\r$", err) is not None,
+          f"exit {code}, {out!r}, stderr {err[-200:]!r}")
+    # Not a terminal: the same run prints nothing but its usual note.
+    reader, writer = os.pipe()
+    done = subprocess.Popen([TOOL, "kmeans", "2", "-", "--output", "sizes"], stdin=reader,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    os.close(reader)
+    feed_slowly(writer, rows)
+    out, err = done.communicate(timeout=60)
+    check("kmeans with stderr a pipe: no progress line", done.returncode == 0
+          and err.decode().splitlines() == ["statgpu: -: first line taken as a header (field 1, 'a', is not a number);"
+                                            " --header no reads it as data"], repr(err))
 
 
 def main():
@@ -959,6 +1147,7 @@ def main():
         check_tables_of_every_output()
         check_lts(write)
         check_csv_rules(write)
+        check_progress(write)
 
         code, out, _ = run("info")
         check("info names a backend", code == 0 and "backend: " in out, out)
