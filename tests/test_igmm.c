@@ -16,7 +16,10 @@
  * their status while the good one is fitted; data far from ordinary size
  * (2^600, 1e-200, ...) give the unscaled fit in their own units
  * (log-likelihood 1e-9 relative, parameters 1e-6), values spanning more
- * than 2^1000 their own status; a long CPU fit hears its progress and
+ * than 2^1000 their own status; nearly constant data (cv 1e-3 to 1e-7, five
+ * 1's and one 1.000000001, two tight components far apart) give lambda
+ * within 1e-13 of the exact estimate (long double), and a lambda beyond the
+ * doubles a status that says so; a long CPU fit hears its progress and
  * stops at the callback's word within seconds; a collapsing component is
  * re-seeded, never NaN; the same bits at 1, 2 and 3 threads; bad arguments;
  * the E-step's own exp (engine/src/math/exp_nonpositive.h) within 1 ulp of the
@@ -427,6 +430,138 @@ static void test_values_of_any_size(void **state)
     free_sets(&sets);
 }
 
+/* The inverse Gaussian maximum likelihood estimate of x[0..n-1] in long
+ * double (64-bit significand on x86-64), two passes: the mean, then
+ * lambda = n / sum((x - mean)^2 / x) * mean^2, which loses nothing to
+ * cancellation. */
+static void exact_estimate(const double *x, size_t n, long double *mean, long double *lambda)
+{
+    long double sum = 0.0L, spread = 0.0L;
+    for (size_t i = 0; i < n; ++i)
+        sum += x[i];
+    *mean = sum / (long double)n;
+    for (size_t i = 0; i < n; ++i) {
+        const long double deviation = (long double)x[i] - *mean;
+        spread += deviation * deviation / (long double)x[i];
+    }
+    *lambda = (long double)n * *mean * *mean / spread;
+}
+
+/* A fitted lambda within 1e-13 relative of the exact estimate. What the
+ * M-step's sums centred on each component's mean (engine/src/methods/
+ * igmm_estep.h) honestly give: within 2e-16 on the CPU at every cv below;
+ * the uncentred sum r / x - W / mu lost eps / cv^2, 1e-10 at cv 1e-3, 1e-5
+ * at 1e-5, 3e-2 at 1e-7. */
+#define NEAR_CONSTANT_TOLERANCE 1e-13
+
+/* k = 1 on values scale (1 + cv N(0, 1)), nearly constant, in one call:
+ * 50 values at cv 1e-3, 1e-5 and 1e-7 at 1000, cv 1e-6 at 1e-5 and cv
+ * 1e-7 at 1e200 (fitted scaled by a power of two), and 10,000 at cv 1e-7
+ * (beyond the GPU's shared memory: its grid path): mu within 1e-14 and
+ * lambda within NEAR_CONSTANT_TOLERANCE of the exact estimate (on the H200
+ * the GPU's within 2e-16 too, the same bits as the CPU's but for an ulp of
+ * the long set's lambda). */
+static void test_nearly_constant(void **state)
+{
+    (void)state;
+    enum { SETS = 6 };
+    const double scales[SETS] = { 1000.0, 1000.0, 1000.0, 1e-5, 1e200, 1000.0 };
+    const double spreads[SETS] = { 1e-3, 1e-5, 1e-7, 1e-6, 1e-7, 1e-7 };
+    const size_t lengths[SETS] = { 50, 50, 50, 50, 50, 10000 };
+    double *x[SETS];
+    test_rng rng = { 2027 };
+    for (size_t s = 0; s < SETS; ++s) {
+        x[s] = malloc(lengths[s] * sizeof(double));
+        assert_non_null(x[s]);
+        for (size_t i = 0; i < lengths[s]; ++i)
+            x[s][i] = scales[s] * (1.0 + spreads[s] * test_rng_normal(&rng));
+    }
+    statgpu_igmm_result *r = NULL;
+    assert_int_equal(statgpu_igmm(g_context, (const double *const *)x, lengths, SETS, 1, NULL, &r), STATGPU_OK);
+    if (g_cuda)
+        TEST_ASSERT_RAN_ON_CUDA(g_context, "inverse Gaussian mixtures");
+    int failures = 0;
+    for (size_t s = 0; s < SETS; ++s) {
+        long double mean, lambda;
+        exact_estimate(x[s], lengths[s], &mean, &lambda);
+        const double mu_error = (double)fabsl(r->mu[s] / mean - 1.0L);
+        const double lambda_error = (double)fabsl(r->lambda[s] / lambda - 1.0L);
+        if (r->status[s] != STATGPU_IGMM_FITTED || !(mu_error <= 1e-14) || !(lambda_error <= NEAR_CONSTANT_TOLERANCE)) {
+            print_error("%zu values at %g, cv %g: status %d, mu %.17g (%.2g off), lambda %.17g (%.2g off the exact "
+                        "%.17Lg)\n", lengths[s], scales[s], spreads[s], (int)r->status[s], r->mu[s], mu_error,
+                        r->lambda[s], lambda_error, lambda);
+            ++failures;
+        }
+    }
+    statgpu_igmm_result_destroy(r);
+    for (size_t s = 0; s < SETS; ++s)
+        free(x[s]);
+    if (failures > 0)
+        fail_msg("%d of %d nearly constant data sets off their estimate", failures, SETS);
+}
+
+/* Five values 1 and one 1.000000001: fitted, lambda (about 7.2e18) within
+ * NEAR_CONSTANT_TOLERANCE of the exact estimate. Before, the estimate's
+ * denominator cancelled to nothing and the data set was "not fitted: values
+ * too far from ordinary size (more than 1e300 apart, or subnormal)", which
+ * it is not. Values near 1e300 that agree to 1e-12 have a lambda near 1e324
+ * that no double holds: not fitted, and the status says that. */
+static void test_five_ones_and_one(void **state)
+{
+    (void)state;
+    double x[6] = { 1.0, 1.0, 1.0, 1.0, 1.0, 1.000000001 }, huge[50];
+    test_rng rng = { 11 };
+    for (size_t i = 0; i < 50; ++i)
+        huge[i] = 1e300 * (1.0 + 1e-12 * test_rng_normal(&rng));
+    const double *values[2] = { x, huge };
+    size_t lengths[2] = { 6, 50 };
+    statgpu_igmm_result *r = NULL;
+    assert_int_equal(statgpu_igmm(g_context, values, lengths, 2, 1, NULL, &r), STATGPU_OK);
+    long double mean, lambda;
+    exact_estimate(x, 6, &mean, &lambda);
+    if (r->status[0] != STATGPU_IGMM_FITTED || !close_to(r->lambda[0], (double)lambda, NEAR_CONSTANT_TOLERANCE, 0.0)
+        || !close_to(r->mu[0], (double)mean, 1e-15, 0.0) || !isfinite(r->log_likelihood[0]))
+        fail_msg("status %d (%s), mu %.17g, lambda %.17g, the exact %.17Lg and %.17Lg", (int)r->status[0],
+                 statgpu_igmm_status_string(r->status[0]), r->mu[0], r->lambda[0], mean, lambda);
+    assert_int_equal(r->status[1], STATGPU_IGMM_OUT_OF_RANGE);
+    assert_non_null(strstr(statgpu_igmm_status_string(r->status[1]), "lambda is beyond 1e308"));
+    statgpu_igmm_result_destroy(r);
+}
+
+/* Two tight components (cv 1e-6) far apart, 60 values near 1 and 40 near
+ * 100, from the default random starts: the responsibilities are 0 and 1 to
+ * double precision, so each component's lambda is the estimate of its own
+ * values, within NEAR_CONSTANT_TOLERANCE, and mu within 1e-14. */
+static void test_two_tight_components(void **state)
+{
+    (void)state;
+    enum { LOW = 60, HIGH = 40 };
+    double x[LOW + HIGH];
+    test_rng rng = { 5 };
+    for (size_t i = 0; i < LOW + HIGH; ++i)
+        x[i] = (i < LOW ? 1.0 : 100.0) * (1.0 + 1e-6 * test_rng_normal(&rng));
+    const double *values = x;
+    size_t length = LOW + HIGH;
+    statgpu_igmm_result *r = NULL;
+    assert_int_equal(statgpu_igmm(g_context, &values, &length, 1, 2, NULL, &r), STATGPU_OK);
+    assert_int_equal(r->status[0], STATGPU_IGMM_FITTED);
+    const size_t low = r->mu[0] < r->mu[1] ? 0 : 1;
+    for (size_t c = 0; c < 2; ++c) {
+        const size_t j = c == 0 ? low : 1 - low;
+        long double mean, lambda;
+        exact_estimate(c == 0 ? x : x + LOW, c == 0 ? LOW : HIGH, &mean, &lambda);
+        if (!close_to(r->lambda[j], (double)lambda, NEAR_CONSTANT_TOLERANCE, 0.0)
+            || !close_to(r->mu[j], (double)mean, 1e-14, 0.0)
+            || !close_to(r->alpha[j], (c == 0 ? LOW : HIGH) / (double)(LOW + HIGH), 1e-15, 0.0))
+            fail_msg("component near %s: alpha %.17g, mu %.17g, lambda %.17g (%.2g off), the exact mu %.17Lg "
+                     "and lambda %.17Lg", c == 0 ? "1" : "100", r->alpha[j], r->mu[j], r->lambda[j],
+                     (double)fabsl(r->lambda[j] / lambda - 1.0L), mean, lambda);
+    }
+    for (size_t i = 0; i < LOW + HIGH; ++i)
+        assert_int_equal(r->labels[i], i < LOW ? (int32_t)low : (int32_t)(1 - low));
+    statgpu_igmm_result_destroy(r);
+}
+
 static int g_igmm_progress_calls;
 static double g_igmm_last_fraction;
 /* Asks to stop at its second call (the first comes within 0.1 s of work). */
@@ -621,8 +756,9 @@ static void test_e_step_kernels_agree(void **state)
         for (size_t j = 0; j < k; ++j) {
             const double mu = 0.3 * pow(1.3, (double)j), lambda = j % 3 == 1 ? 2000.0 : 1.0 + (double)j;
             constants.offset[j] = log(1.0 / (double)k) + 0.5 * (log(lambda) - 1.8378770664093454835606594728112);
-            constants.scale[j] = lambda / (2.0 * mu * mu);
+            constants.half_shape_over_mu[j] = lambda / (2.0 * mu);
             constants.mu[j] = mu;
+            constants.inverse_mu[j] = 1.0 / mu;
         }
         for (size_t dn = 0; dn < sizeof lengths / sizeof lengths[0]; ++dn) {
             const size_t n = lengths[dn];
@@ -822,6 +958,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_recovers_simulated),
         cmocka_unit_test(test_bad_data_sets),
         cmocka_unit_test(test_values_of_any_size),
+        cmocka_unit_test(test_nearly_constant),
+        cmocka_unit_test(test_five_ones_and_one),
+        cmocka_unit_test(test_two_tight_components),
         cmocka_unit_test(test_stops_while_fitting),
         cmocka_unit_test(test_collapsing_component),
         cmocka_unit_test(test_threads),

@@ -82,21 +82,51 @@ static void sg_igmm_poll(sg_igmm_job *job, int slot)
         atomic_store_explicit(&job->stop, true, memory_order_relaxed);
 }
 
+/* One component's M-step from its sums centred on its current mean centre
+ * (igmm_estep.h's sg_igmm_sums: weight W, deviation D, spread S): the new
+ * mu = centre - D / W and lambda = W centre / (S - (D / mu) (D / W) / centre),
+ * whose denominator is (sum r / x - W / mu) centre without the
+ * cancellation. False where they are not positive and finite.
+ * kernels/igmm.cu's m_step is the same on the GPU. */
+static bool sg_igmm_update(double weight, double deviation, double spread, double centre, double *mu,
+                           double *lambda)
+{
+    const double shift = deviation / weight, next_mu = centre - shift;
+    const double denominator = spread - deviation / next_mu * (shift / centre);
+    const double next_lambda = weight * centre / denominator;
+    if (!(weight > 0.0 && isfinite(next_mu) && next_mu > 0.0 && denominator > 0.0 && isfinite(next_lambda)
+          && next_lambda > 0.0))
+        return false;
+    *mu = next_mu;
+    *lambda = next_lambda;
+    return true;
+}
+
 /* The inverse Gaussian maximum likelihood estimate of values[0..count-1]:
- * false when it does not exist (all equal). */
+ * false when it does not exist (all equal). Two passes, the mean and then
+ * the sums centred on it, as the M-step's (sg_igmm_update): within a few eps
+ * however close together the values are, where the one-pass
+ * sum 1/x - n / mean lost eps / cv^2 of lambda's denominator and could come
+ * out 0 or negative for values that are not all equal. Equal values are
+ * told by comparing them: their mean may round away from them. */
 static bool sg_igmm_estimate(const double *values, size_t count, double *mu, double *lambda)
 {
-    double sum = 0.0, inverse_sum = 0.0;
+    double sum = 0.0;
+    bool equal = true;
     for (size_t i = 0; i < count; ++i) {
         sum += values[i];
-        inverse_sum += 1.0 / values[i];
+        equal = equal && values[i] == values[0];
     }
-    double mean = sum / (double)count, denominator = inverse_sum - (double)count / mean;
-    if (!(denominator > 0.0) || !isfinite(denominator))
+    if (equal)
         return false;
-    *mu = mean;
-    *lambda = (double)count / denominator;
-    return isfinite(*lambda) && *lambda > 0.0;
+    const double mean = sum / (double)count;
+    double deviation = 0.0, spread = 0.0;
+    for (size_t i = 0; i < count; ++i) {
+        const double difference = mean - values[i];
+        deviation += difference;
+        spread += (difference / mean) * (difference / values[i]);
+    }
+    return sg_igmm_update((double)count, deviation, spread, mean, mu, lambda);
 }
 
 /* bulkem's start for one component: the estimate of 3 distinct random
@@ -121,14 +151,15 @@ static double sg_igmm_e_step(sg_igmm_e_kernel *kernel, const double *x, const sg
     sg_igmm_constants constants;
     for (size_t j = 0; j < k; ++j) {
         constants.offset[j] = log(components[j].alpha) + 0.5 * (log(components[j].lambda) - SG_IGMM_LOG_2PI);
-        constants.scale[j] = components[j].lambda / (2.0 * components[j].mu * components[j].mu);
+        constants.half_shape_over_mu[j] = components[j].lambda / (2.0 * components[j].mu);
         constants.mu[j] = components[j].mu;
+        constants.inverse_mu[j] = 1.0 / components[j].mu;
     }
     for (size_t j = 0; j < k; ++j) {
         for (size_t l = 0; l < SG_IGMM_LANES; ++l) {
             sums->weight[j][l] = 0.0;
-            sums->weighted_x[j][l] = 0.0;
-            sums->weighted_inverse[j][l] = 0.0;
+            sums->weighted_deviation[j][l] = 0.0;
+            sums->weighted_spread[j][l] = 0.0;
         }
     }
     for (size_t l = 0; l < SG_IGMM_LANES; ++l) {
@@ -143,26 +174,23 @@ static double sg_igmm_e_step(sg_igmm_e_kernel *kernel, const double *x, const sg
     return total + sums->logs;
 }
 
-/* The M-step (exact: lambda with the new mu) from an E-step's sums; a
- * component whose update is not positive and finite is re-seeded. Returns
- * the re-seeds. */
+/* The M-step (exact: lambda with the new mu) from an E-step's sums, which
+ * are centred on the components' mu (the E-step's); a component whose
+ * update is not positive and finite is re-seeded. Returns the re-seeds. */
 static size_t sg_igmm_m_step(const double *x, size_t n, size_t k, const sg_igmm_sums *sums, sg_rng *rng,
                              sg_igmm_component *components)
 {
     size_t reseeds = 0;
     double weight_total = 0.0;
     for (size_t j = 0; j < k; ++j) {
-        double w = 0.0, wx = 0.0, w_over_x = 0.0;
+        double weight = 0.0, deviation = 0.0, spread = 0.0;
         for (size_t l = 0; l < SG_IGMM_LANES; ++l) {
-            w += sums->weight[j][l];
-            wx += sums->weighted_x[j][l];
-            w_over_x += sums->weighted_inverse[j][l];
+            weight += sums->weight[j][l];
+            deviation += sums->weighted_deviation[j][l];
+            spread += sums->weighted_spread[j][l];
         }
-        double mu = wx / w, denominator = w_over_x - w / mu, lambda = w / denominator;
-        if (w > 0.0 && isfinite(mu) && mu > 0.0 && denominator > 0.0 && isfinite(lambda) && lambda > 0.0) {
-            components[j].alpha = w;
-            components[j].mu = mu;
-            components[j].lambda = lambda;
+        if (sg_igmm_update(weight, deviation, spread, components[j].mu, &components[j].mu, &components[j].lambda)) {
+            components[j].alpha = weight;
         } else {
             sg_igmm_seed_component(x, n, rng, &components[j]);
             components[j].alpha = (double)n / (double)k;

@@ -4,9 +4,10 @@
  * The E-step runs over blocks of SG_IGMM_BLOCK observations, each pass of a
  * block a loop over the block that the compiler turns into vector code:
  * the terms, the largest term, the exps, the normalisation and the sums the
- * M-step needs. The exp is the engine's own (sg_exp_nonpositive), so
- * that it vectorises: libm's scalar exp and the branch on the largest term
- * had been most of the fit's time (bench/NOTES.md, "IGMM v5"). Running sums
+ * M-step needs (centred on each component's mu: igmm_estep.h says why).
+ * The exp is the engine's own (sg_exp_nonpositive), so that it vectorises:
+ * libm's scalar exp and the branch on the largest term had been most of
+ * the fit's time (bench/NOTES.md, "IGMM v5"). Running sums
  * are kept in SG_IGMM_LANES lanes, observation i in lane i mod
  * SG_IGMM_LANES, and the lanes are added in order at the end: the order of
  * every addition is fixed by the code, not by the vector width, so the
@@ -63,12 +64,15 @@ static inline __attribute__((always_inline)) void sg_igmm_e_block(const double *
                                                                   double *resp, sg_igmm_sums *sums)
 {
     enum { B = SG_IGMM_BLOCK, L = SG_IGMM_LANES };
-    double term[SG_IGMM_MAX_K][SG_IGMM_BLOCK], largest[SG_IGMM_BLOCK], sum[SG_IGMM_BLOCK];
+    double term[SG_IGMM_MAX_K][SG_IGMM_BLOCK], spread[SG_IGMM_MAX_K][SG_IGMM_BLOCK];
+    double largest[SG_IGMM_BLOCK], sum[SG_IGMM_BLOCK];
     for (size_t j = 0; j < k; ++j) {
-        const double offset = constants->offset[j], scale = constants->scale[j], mu = constants->mu[j];
+        const double offset = constants->offset[j], half_shape_over_mu = constants->half_shape_over_mu[j];
+        const double mu = constants->mu[j], inverse_mu = constants->inverse_mu[j];
         for (size_t b = 0; b < B; ++b) {
-            const double difference = x[b] - mu;
-            term[j][b] = offset + log_term[b] - scale * difference * difference * inverse[b];
+            const double deviation = mu - x[b];
+            spread[j][b] = (deviation * inverse_mu) * (deviation * inverse[b]);
+            term[j][b] = offset + log_term[b] - half_shape_over_mu * spread[j][b];
         }
     }
     if (k == 2) {
@@ -108,9 +112,11 @@ static inline __attribute__((always_inline)) void sg_igmm_e_block(const double *
         sum[b] = 1.0;
     }
     /* The block's own sums first, in locals that stay in registers (added
-     * through sums, they were loads and stores of every partial sum). */
+     * through sums, they were loads and stores of every partial sum); centred
+     * on the component's mu (igmm_estep.h's sg_igmm_sums says why). */
     for (size_t j = 0; j < k; ++j) {
-        double weight[L] = { 0.0 }, weighted_x[L] = { 0.0 }, weighted_inverse[L] = { 0.0 };
+        const double mu = constants->mu[j];
+        double weight[L] = { 0.0 }, weighted_deviation[L] = { 0.0 }, weighted_spread[L] = { 0.0 };
         /* Unrolled whole, so that each lane is a vector element (as a loop it
          * was vectorised across the lanes, with a transposition). */
 #pragma GCC unroll 8
@@ -118,14 +124,14 @@ static inline __attribute__((always_inline)) void sg_igmm_e_block(const double *
             for (size_t l = 0; l < L; ++l) {
                 const double r = term[j][b + l];
                 weight[l] += r;
-                weighted_x[l] += r * x[b + l];
-                weighted_inverse[l] += r * inverse[b + l];
+                weighted_deviation[l] += r * (mu - x[b + l]);
+                weighted_spread[l] += r * spread[j][b + l];
             }
         }
         for (size_t l = 0; l < L; ++l) {
             sums->weight[j][l] += weight[l];
-            sums->weighted_x[j][l] += weighted_x[l];
-            sums->weighted_inverse[j][l] += weighted_inverse[l];
+            sums->weighted_deviation[j][l] += weighted_deviation[l];
+            sums->weighted_spread[j][l] += weighted_spread[l];
         }
     }
     double block_largest[L] = { 0.0 }, block_product[L];

@@ -25,7 +25,8 @@ const char *statgpu_igmm_status_string(int32_t status)
     case STATGPU_IGMM_NOT_POSITIVE: return "a value is not positive";
     case STATGPU_IGMM_TOO_FEW:      return "fewer than 3 values a component";
     case STATGPU_IGMM_CONSTANT:     return "every value equal";
-    case STATGPU_IGMM_OUT_OF_RANGE: return "values too far from ordinary size (more than 1e300 apart, or subnormal)";
+    case STATGPU_IGMM_OUT_OF_RANGE: return "values too far from ordinary size (more than 1e300 apart, or subnormal), "
+                                           "or so large and so close together that lambda is beyond 1e308";
     }
     return "unknown status";
 }
