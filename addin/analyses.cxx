@@ -11,6 +11,7 @@
 #include <com/sun/star/container/XNamed.hpp>
 #include <com/sun/star/lang/IllegalArgumentException.hpp>
 #include <com/sun/star/lang/XMultiServiceFactory.hpp>
+#include <com/sun/star/sheet/CellFlags.hpp>
 #include <com/sun/star/sheet/FormulaResult.hpp>
 #include <com/sun/star/sheet/XCellRangesQuery.hpp>
 #include <com/sun/star/sheet/XSheetCellRanges.hpp>
@@ -270,9 +271,11 @@ Reference<css::table::XCellRange> rangeOf(const Reference<css::sheet::XSpreadshe
 }
 
 // A whole column (A:A, a range down to the sheet's last row) cut at the
-// last row its sheet uses, and a whole row likewise at the last column: the
-// report's tables then have a row per row used, not per row of the sheet. A
-// range the user drew cell by cell is read as drawn, empty cells and all.
+// last row that holds something inside the range itself, and a whole row
+// likewise at the last column: the report's tables then have a row per row
+// the data use, not per row of the sheet, and cells elsewhere on the sheet
+// (a note far below, other tables) do not lengthen them. A range the user
+// drew cell by cell is read as drawn, empty cells and all.
 css::table::CellRangeAddress clampToUsedArea(const Reference<css::sheet::XSpreadsheetDocument>& document,
                                              css::table::CellRangeAddress range)
 {
@@ -282,16 +285,21 @@ css::table::CellRangeAddress clampToUsedArea(const Reference<css::sheet::XSpread
         Reference<css::sheet::XCellRangeAddressable>(sheet, UNO_QUERY_THROW)->getRangeAddress();
     if (range.EndRow < edge.EndRow && range.EndColumn < edge.EndColumn)
         return range;
-    const Reference<css::sheet::XSheetCellCursor> cursor = sheet->createCursor();
-    const Reference<css::sheet::XUsedAreaCursor> used(cursor, UNO_QUERY_THROW);
-    used->gotoStartOfUsedArea(false);
-    used->gotoEndOfUsedArea(true);
-    const css::table::CellRangeAddress area =
-        Reference<css::sheet::XCellRangeAddressable>(cursor, UNO_QUERY_THROW)->getRangeAddress();
+    const Reference<css::sheet::XCellRangesQuery> query(rangeOf(document, range), UNO_QUERY_THROW);
+    const Reference<css::sheet::XSheetCellRanges> filled = query->queryContentCells(
+        css::sheet::CellFlags::VALUE | css::sheet::CellFlags::DATETIME | css::sheet::CellFlags::STRING
+        | css::sheet::CellFlags::FORMULA);
+    sal_Int32 last_row = range.StartRow, last_column = range.StartColumn;
+    if (filled.is())
+        for (const css::table::CellRangeAddress& block : filled->getRangeAddresses())
+        {
+            last_row = std::max(last_row, block.EndRow);
+            last_column = std::max(last_column, block.EndColumn);
+        }
     if (range.EndRow >= edge.EndRow)
-        range.EndRow = std::max(range.StartRow, std::min(range.EndRow, area.EndRow));
+        range.EndRow = std::min(range.EndRow, last_row);
     if (range.EndColumn >= edge.EndColumn)
-        range.EndColumn = std::max(range.StartColumn, std::min(range.EndColumn, area.EndColumn));
+        range.EndColumn = std::min(range.EndColumn, last_column);
     return range;
 }
 

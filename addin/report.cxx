@@ -20,12 +20,15 @@
 #include <com/sun/star/sheet/XCellRangeAddressable.hpp>
 #include <com/sun/star/sheet/XCellRangeData.hpp>
 #include <com/sun/star/sheet/XCellRangeMovement.hpp>
+#include <com/sun/star/sheet/XSheetCellCursor.hpp>
+#include <com/sun/star/sheet/XSheetCellRange.hpp>
 #include <com/sun/star/sheet/XSpreadsheetDocument.hpp>
 #include <com/sun/star/sheet/XSpreadsheetView.hpp>
 #include <com/sun/star/sheet/XSpreadsheets.hpp>
 #include <com/sun/star/table/XCell.hpp>
 #include <com/sun/star/table/XCellRange.hpp>
 #include <com/sun/star/table/XColumnRowRange.hpp>
+#include <com/sun/star/text/XText.hpp>
 #include <com/sun/star/table/XTableColumns.hpp>
 #include <com/sun/star/util/XNumberFormats.hpp>
 #include <com/sun/star/util/XNumberFormatsSupplier.hpp>
@@ -450,12 +453,43 @@ OUString writeReport(const Reference<css::uno::XComponentContext>& context, cons
                                                     + " rows, " + std::to_string(writer.widest())
                                                     + " columns) would overwrite the input range; choose a "
                                                       "cell clear of it.");
+            // A merged block that crosses the report's edge would hide the
+            // cells under it (one wholly inside is unmerged by the copy, and
+            // the undo merges it again): the block grown by the merges it
+            // touches is then larger than the block.
+            const css::table::CellRangeAddress block(request.target_cell.Sheet, request.target_cell.Column,
+                                                     request.target_cell.Row, last_column, last_row);
+            const Reference<css::sheet::XSheetCellCursor> merges = target_sheet->createCursorByRange(
+                Reference<css::sheet::XSheetCellRange>(
+                    Reference<css::table::XCellRange>(target_sheet, UNO_QUERY_THROW)
+                        ->getCellRangeByPosition(block.StartColumn, block.StartRow, block.EndColumn, block.EndRow),
+                    UNO_QUERY_THROW));
+            merges->collapseToMergedArea();
+            const css::table::CellRangeAddress grown =
+                Reference<css::sheet::XCellRangeAddressable>(merges, UNO_QUERY_THROW)->getRangeAddress();
+            if (grown.StartColumn != block.StartColumn || grown.StartRow != block.StartRow
+                || grown.EndColumn != block.EndColumn || grown.EndRow != block.EndRow)
+                throw FieldError("target_cell", "Results to cell: merged cells cross the edge of the report's "
+                                                "block (" + std::to_string(writer.row()) + " rows, "
+                                                + std::to_string(writer.widest())
+                                                + " columns from that cell) and would hide part of it; choose a "
+                                                  "cell clear of them.");
             const sal_Int16 scratch_index =
                 Reference<css::sheet::XCellRangeAddressable>(sheet, UNO_QUERY_THROW)->getRangeAddress().Sheet;
             Reference<css::sheet::XCellRangeMovement>(target_sheet, UNO_QUERY_THROW)
                 ->copyRange(request.target_cell,
                             css::table::CellRangeAddress(scratch_index, 0, 0, std::max<sal_Int32>(0, writer.widest() - 1),
                                                          std::max<sal_Int32>(0, writer.row() - 1)));
+            // Calc refuses a copy over part of an array formula without a
+            // word: the title is then not where it should be.
+            const Reference<css::text::XText> title(
+                Reference<css::table::XCellRange>(target_sheet, UNO_QUERY_THROW)
+                    ->getCellByPosition(request.target_cell.Column, request.target_cell.Row),
+                UNO_QUERY_THROW);
+            if (title->getString() != fromUtf8(analysis.title))
+                throw FieldError("target_cell", "Results to cell: Calc refused to write the report there (its "
+                                                "block covers part of an array formula, or protected cells); "
+                                                "choose a cell clear of them.");
             sheets->removeByName(scratch_name);
             addCharts(context, document, target_sheet, request.target_cell.Column, request.target_cell.Row,
                       request.target_cell.Row + chart_row, plots, blocks);
@@ -476,7 +510,10 @@ OUString writeReport(const Reference<css::uno::XComponentContext>& context, cons
         try
         {
             if (undo->isUndoPossible() && undo->getCurrentUndoActionTitle() == undo_title)
+            {
                 undo->undo();
+                undo->clearRedo();  // Edit > Redo must not write the refused report
+            }
         }
         catch (...)
         {

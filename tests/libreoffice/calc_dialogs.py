@@ -606,12 +606,56 @@ def check_variants(results, document, frame, fields, formulas):
                   "4 rows without the held-out rows for a full model of 4 coefficients" in message
                   and sheets.getCount() == count + 1, message)
 
-    # Whole columns: read to the last row used (the per-row tables had made
-    # the report fail at the sheet's million rows).
+    # A report to a cell refused after the run leaves no Redo that would
+    # write it (Redo had added a sheet holding the whole report).
+    undo = document.getUndoManager()
+    message = run_dialog(frame, "kmeans", dict(fields["kmeans"], target="A cell of this sheet",
+                                               target_cell="$Data.$A$1048570"))
+    results.check("a report past the sheet's end: refused, and no Redo writes it",
+                  message.startswith("Results to cell") and "past the sheet's end" in message
+                  and not undo.isRedoPossible(), [message, undo.isRedoPossible()])
+    # Over part of an array formula Calc refuses the copy in silence (the
+    # dialog had closed as if the report were written, with its chart over
+    # empty cells); a merged block across the report's edge would hide part of
+    # it. Both are said, nothing written.
+    array = data.getCellRangeByName("Q300:R301")
+    array.setArrayFormula("=A2:B3")
+    charts = len(data.getCharts().getElementNames())
+    message = run_dialog(frame, "kmeans", dict(fields["kmeans"], target="A cell of this sheet",
+                                               target_cell="$Data.$R$280"))
+    results.check("a report over part of an array formula: refused, nothing written, no Redo",
+                  message.startswith("Results to cell") and "array formula" in message
+                  and data.getCellRangeByName("R280").getString() == ""
+                  and len(data.getCharts().getElementNames()) == charts and not undo.isRedoPossible()
+                  and data.getCellRangeByName("R300").getValue() == data.getCellRangeByName("B2").getValue(),
+                  message)
+    array.clearContents(1023)
+    merged = data.getCellRangeByName("X290:AA291")
+    merged.merge(True)
+    message = run_dialog(frame, "lts", dict(fields["lts"], target="A cell of this sheet",
+                                            target_cell="$Data.$Z$280"))
+    results.check("a report whose block a merged range crosses: refused, nothing written",
+                  message.startswith("Results to cell") and "merged" in message
+                  and data.getCellRangeByName("Z280").getString() == "" and merged.getIsMerged(), message)
+    merged.merge(False)
+
+    # Whole columns: read to the last row the columns themselves use (the
+    # per-row tables had made the report fail at the sheet's million rows,
+    # and then run to the last row of anything on the sheet: a note far
+    # below had given 4,969 empty rows).
+    faithful_rows = int(fields["kmeans"]["data"].rsplit("$", 1)[1]) - 1
+    far = data.getCellRangeByName("Z5000")
+    far.setString("a note far below")
     count = sheets.getCount()
+    names = set(sheets.getElementNames())
     message = run_dialog(frame, "kmeans", dict(fields["kmeans"], data="$Data.$A:$B"))
-    whole_ok = message == "" and sheets.getCount() == count + 1
-    results.check("kmeans on whole columns $Data.$A:$B: a report, its data the rows used", whole_ok, message)
+    added = [name for name in sheets.getElementNames() if name not in names]
+    longest = max((len(body) for _, _, body in report_tables(sheets.getByName(added[0]))), default=0) \
+        if message == "" and len(added) == 1 else 0
+    whole_ok = message == "" and sheets.getCount() == count + 1 and longest == faithful_rows
+    results.check("kmeans on whole columns $Data.$A:$B: a report, its per-row tables the %d rows of the data "
+                  "(not to a note in Z5000)" % faithful_rows, whole_ok, [message, longest])
+    far.setString("")
     # A range drawn cell by cell is read as drawn: the empty column N beside
     # the two groups L:M is a third group (only whole columns are cut).
     names = set(sheets.getElementNames())

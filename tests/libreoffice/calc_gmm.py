@@ -128,7 +128,7 @@ def check_cases(results, office, source_dir):
         place("chosen", "=GMMFIT(%s;$C$1:$C$5)" % DATA, 13, 2)
         # Three distinct rows, each twice: k = 4 is left out of the choice.
         sheet.getCellRangeByName("A300:B305").setDataArray(((1, 1), (2, 2), (3, 3), (1, 1), (2, 2), (3, 3)))
-        place("distinct", "=GMMFIT($A$300:$B$305;{1;2;3;4};\"spherical\";\"selection\")", 4, 9)
+        place("distinct", "=GMMFIT($A$300:$B$305;{1;2;3;4};\"spherical\";\"selection\")", 4, 10)
         # Data in other units (eruptions in 10^4 minutes, waiting in seconds),
         # rows 401 to 672, the same cells empty and text.
         units = (1e-4, 60.0)
@@ -227,13 +227,17 @@ def check_cases(results, office, source_dir):
                       and in_range[3][8] == ("value", 0.0)
                       and all(cell[0] == "value" for row in in_range[:3] for cell in row[2:8] if cell != row[1]),
                       repr(in_range))
-        distinct = grid(sheet, column_of["distinct"], 0, 4, 9)
-        results.check("GMMFIT k {1;2;3;4} over 3 distinct rows: k = 4 left out (its numbers empty), one of the "
-                      "others chosen",
+        distinct = grid(sheet, column_of["distinct"], 0, 4, 10)
+        results.check("GMMFIT k {1;2;3;4} over 3 distinct rows: k = 4 left out (its numbers empty); k = 2 and 3 "
+                      "put a component on a repeated row (singular components > 0), so k = 1 is chosen",
                       [row[0] for row in distinct] == [("value", float(k)) for k in (1, 2, 3, 4)]
                       and all(cell[0] == "empty" for cell in distinct[3][2:8]) and distinct[3][8] == ("value", 0.0)
+                      and distinct[3][9][0] == "empty"
                       and all(cell[0] == "value" for row in distinct[:3] for cell in row[2:8])
-                      and sum(row[8] == ("value", 1.0) for row in distinct[:3]) == 1, repr(distinct))
+                      and distinct[0][9] == ("value", 0.0)
+                      and all(row[9][0] == "value" and row[9][1] > 0 for row in distinct[1:3])
+                      and [row[8] for row in distinct[:3]] == [("value", 1.0), ("value", 0.0), ("value", 0.0)],
+                      repr(distinct))
         chosen_rows = [row for row in in_range if row[8] == ("value", 1.0)]
         chosen = {sheet.getCellByPosition(column_of["chosen"] + 1, r).getString():
                   outcome(sheet.getCellByPosition(column_of["chosen"], r)) for r in range(13)}
