@@ -707,6 +707,31 @@ static void test_progress_and_cancellation(void **state)
     result = fit(context, data, n, d, n, k, &params);
     assert_true(log.calls >= 4 && log.monotone && log.last > 0.75);
     statgpu_kmeans_result_destroy(result);
+
+    /* A long seeding can be stopped: k-means++ and k-means|| ask the
+     * callback every 0.1 s between seeds (10,000 seeds among 30,000 rows of 8
+     * variables take seconds; the callback had first been called at Lloyd's
+     * first iteration, after all of them). Cancelled at the second call, the
+     * run stops there; it had run its one iteration and succeeded. Where a
+     * machine seeds in under 0.1 s, Lloyd's first call is the second and the
+     * test still holds. */
+    free(initial);
+    initial = NULL;
+    free(data);
+    n = 30000, d = 8, k = 10000;
+    data = make_blobs(n, d, n, 64, 3.0, 11);
+    const statgpu_kmeans_init inits[] = { STATGPU_KMEANS_INIT_PLUS_PLUS, STATGPU_KMEANS_INIT_PARALLEL };
+    for (size_t i = 0; i < 2; ++i) {
+        statgpu_kmeans_params_init(&params);
+        params.init = inits[i];
+        params.restart_count = 1;
+        params.max_iterations = 1;
+        log = (progress_log){ 0, 2, 0.0, 1 };
+        result = NULL;
+        assert_int_equal(statgpu_kmeans(context, data, n, d, n, k, &params, &result), STATGPU_ERROR_CANCELLED);
+        assert_null(result);
+        assert_int_equal(log.calls, 2);
+    }
     statgpu_context_destroy(context);
     free(initial);
     free(data);

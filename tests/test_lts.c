@@ -870,6 +870,46 @@ static void test_bad_input(void **state)
     statgpu_lts_result_destroy(NULL);
 }
 
+static int g_early_calls;
+static int count_early(void *user, double fraction)
+{
+    (void)user;
+    g_early_calls += fraction < 0.6;  /* the starts report 0 to 0.6 (no subsamples below 8000 rows) */
+    return 0;
+}
+
+/* Many coefficients: the starts report their progress in batches sized by
+ * their work, so that Stop is heard within about 2^30 multiply-adds (at p =
+ * 400 a batch of 128 starts had run for a minute and a half between two
+ * reports). 48 starts at p = 200 on 500 rows: batches of 22, reports after
+ * the first two (and the call's own at 0), where one batch had held all 48.
+ * The fit is the same bits as the CPU's usual batch gives: the starts and
+ * their order do not depend on it (checked by the thread-count tests). */
+static void test_progress_between_wide_starts(void **state)
+{
+    (void)state;
+    enum { n = 500, n_vars = 199 };
+    double *y = malloc(n * sizeof *y), *x = malloc((size_t)n * n_vars * sizeof *x);
+    make_data(n, n_vars, 0.1, 41, y, x);
+    statgpu_context_params cp;
+    statgpu_context_params_init(&cp);
+    cp.backend = STATGPU_BACKEND_CPU;
+    cp.progress = count_early;
+    statgpu_context *context;
+    assert_int_equal(statgpu_context_create(&cp, &context), STATGPU_OK);
+    statgpu_lts_params params;
+    statgpu_lts_params_init(&params);
+    params.start_count = 48;
+    g_early_calls = 0;
+    statgpu_lts_result *r = NULL;
+    assert_int_equal(statgpu_lts(context, y, x, n, n_vars, n, &params, &r), STATGPU_OK);
+    assert_int_equal(g_early_calls, 3);
+    statgpu_lts_result_destroy(r);
+    statgpu_context_destroy(context);
+    free(y);
+    free(x);
+}
+
 /* Counts far beyond what a search can use: a huge best_count is the same
  * search as best_count = start_count (it can carry no more candidates than
  * there are starts), never a product that wraps round to a small allocation;
@@ -1155,6 +1195,7 @@ int main(void)
         cmocka_unit_test(test_standardise_against_sort),
         cmocka_unit_test(test_median_window),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_progress_between_wide_starts),
         cmocka_unit_test(test_impossible_counts),
         cmocka_unit_test(test_thread_teams),
         cmocka_unit_test(test_offset_predictor),

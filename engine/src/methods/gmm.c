@@ -877,8 +877,9 @@ static statgpu_status sg_gmm_from_plus_plus(statgpu_context *context, sg_gmm_fit
     sg_kmeans_workspace *workspace = sg_cpu_kmeans_workspace_create(&problem);
     double *seeds = malloc(k * d * sizeof *seeds);
     statgpu_status status = workspace != NULL && seeds != NULL ? STATGPU_OK : STATGPU_ERROR_OUT_OF_MEMORY;
+    const sg_kmeans_progress progress = { context, 0, 1 };  /* the seeding may be stopped */
     if (status == STATGPU_OK)
-        status = sg_cpu_kmeans_plus_plus(&problem, workspace, stream, seeds);
+        status = sg_cpu_kmeans_plus_plus(&problem, workspace, stream, &progress, seeds);
     if (status == STATGPU_OK) {
         for (size_t i = 0; i < n; ++i) {
             size_t nearest = 0;

@@ -241,8 +241,8 @@ static statgpu_status sg_kmeans_make_runs(statgpu_context *context, sg_kmeans_ru
         else {
             uint64_t stream = sg_kmeans_stream(context->params.seed, runs->params->seed, r);
             status = runs->init == STATGPU_KMEANS_INIT_PARALLEL
-                         ? sg_cpu_kmeans_parallel(problem, runs->workspace, stream, result->centroids)
-                         : sg_cpu_kmeans_plus_plus(problem, runs->workspace, stream, result->centroids);
+                         ? sg_cpu_kmeans_parallel(problem, runs->workspace, stream, &progress, result->centroids)
+                         : sg_cpu_kmeans_plus_plus(problem, runs->workspace, stream, &progress, result->centroids);
         }
         sg_kmeans_run run = sg_run_of(result);
         if (status == STATGPU_OK && runs->session != NULL) {

@@ -55,11 +55,12 @@ void sg_cpu_kmeans_scan(const sg_kmeans_problem *problem, sg_kmeans_workspace *w
 
 /* Initial centroids (k x n_vars, leading dimension k) from the stream.
  * STATGPU_ERROR_INVALID_ARGUMENT when the data have fewer than k distinct
- * rows; STATGPU_ERROR_OUT_OF_MEMORY. */
+ * rows; STATGPU_ERROR_OUT_OF_MEMORY; STATGPU_ERROR_CANCELLED when progress
+ * (NULL: none) asked to stop, polled at most every 0.1 s between seeds. */
 statgpu_status sg_cpu_kmeans_plus_plus(const sg_kmeans_problem *problem, sg_kmeans_workspace *workspace,
-                                       uint64_t stream, double *centroids);
+                                       uint64_t stream, const sg_kmeans_progress *progress, double *centroids);
 statgpu_status sg_cpu_kmeans_parallel(const sg_kmeans_problem *problem, sg_kmeans_workspace *workspace,
-                                      uint64_t stream, double *centroids);
+                                      uint64_t stream, const sg_kmeans_progress *progress, double *centroids);
 
 /* Lloyd iterations from run->centroids. absolute_tolerance bounds the sum of
  * squared centroid moves. STATGPU_ERROR_INVALID_ARGUMENT when an empty

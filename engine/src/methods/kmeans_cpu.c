@@ -11,6 +11,7 @@
  */
 #include "internal.h"
 
+#include "core/clock.h"
 #include "core/pool.h"
 #include "methods/kmeans_screen.h"
 
@@ -958,9 +959,32 @@ static void sg_trial_block(void *context, size_t b, int slot)
         }
 }
 
-statgpu_status sg_cpu_kmeans_plus_plus(const sg_kmeans_problem *problem, sg_kmeans_workspace *workspace,
-                                       uint64_t stream, double *centroids)
+/* The progress callback between the steps of a seeding, at most every 0.1 s
+ * (k-means++ takes k steps, some of a few microseconds), with the run's
+ * share done so far: true when it asks to stop. A seeding of many centroids
+ * (k = 8000 on 20000 rows: seconds) can so be stopped as Lloyd's iterations
+ * can. progress may be NULL (no callback). */
+typedef struct sg_seeding_poll {
+    const sg_kmeans_progress *progress;
+    double                    next;
+} sg_seeding_poll;
+
+static bool sg_seeding_cancelled(sg_seeding_poll *poll)
 {
+    if (poll->progress == NULL)
+        return false;
+    const double now = sg_monotonic_seconds();
+    if (now < poll->next)
+        return false;
+    poll->next = now + 0.1;
+    const sg_kmeans_progress *progress = poll->progress;
+    return sg_progress_cancelled(progress->context, (double)progress->run / (double)progress->run_count);
+}
+
+statgpu_status sg_cpu_kmeans_plus_plus(const sg_kmeans_problem *problem, sg_kmeans_workspace *workspace,
+                                       uint64_t stream, const sg_kmeans_progress *progress, double *centroids)
+{
+    sg_seeding_poll poll = { progress, sg_monotonic_seconds() + 0.1 };
     const size_t n = problem->n_obs, k = problem->k, d = problem->n_vars;
     const size_t trials = workspace->trial_count;
     if (!sg_ensure_closest(workspace, n))
@@ -983,6 +1007,10 @@ statgpu_status sg_cpu_kmeans_plus_plus(const sg_kmeans_problem *problem, sg_kmea
     for (size_t c = 1; c < k; ++c) {
         if (!(potential > 0.0)) {  /* every row equals a chosen centroid */
             status = STATGPU_ERROR_INVALID_ARGUMENT;
+            break;
+        }
+        if (sg_seeding_cancelled(&poll)) {
+            status = STATGPU_ERROR_CANCELLED;
             break;
         }
         for (size_t t = 0; t < trials; ++t) {
@@ -1020,7 +1048,8 @@ statgpu_status sg_cpu_kmeans_plus_plus(const sg_kmeans_problem *problem, sg_kmea
 /* Greedy k-means++ and then Lloyd on m weighted points (row-major m x d),
  * sequentially: m is about 10k. The points of positive weight are distinct. */
 static statgpu_status sg_weighted_recluster(const double *points, const double *weights, size_t m, size_t d,
-                                            size_t k, size_t trials, sg_rng *rng, double *centres /* k x d row-major */)
+                                            size_t k, size_t trials, sg_rng *rng, sg_seeding_poll *poll,
+                                            double *centres /* k x d row-major */)
 {
     double *closest = malloc(m * sizeof *closest);
     int32_t *labels = malloc(m * sizeof *labels);
@@ -1063,6 +1092,10 @@ static statgpu_status sg_weighted_recluster(const double *points, const double *
     for (size_t c = 1; c < k && status == STATGPU_OK; ++c) {
         if (!(potential > 0.0)) {
             status = STATGPU_ERROR_INVALID_ARGUMENT;
+            break;
+        }
+        if (sg_seeding_cancelled(poll)) {
+            status = STATGPU_ERROR_CANCELLED;
             break;
         }
         size_t best_row = 0;
@@ -1180,8 +1213,9 @@ static void sg_draw_block(void *context, size_t b, int slot)
 }
 
 statgpu_status sg_cpu_kmeans_parallel(const sg_kmeans_problem *problem, sg_kmeans_workspace *workspace,
-                                      uint64_t stream, double *centroids)
+                                      uint64_t stream, const sg_kmeans_progress *progress, double *centroids)
 {
+    sg_seeding_poll poll = { progress, sg_monotonic_seconds() + 0.1 };
     const size_t n = problem->n_obs, k = problem->k, d = problem->n_vars;
     const double oversampling = 2.0 * (double)k;
     if (!sg_ensure_closest(workspace, n))
@@ -1285,7 +1319,7 @@ statgpu_status sg_cpu_kmeans_parallel(const sg_kmeans_problem *problem, sg_kmean
             status = STATGPU_ERROR_OUT_OF_MEMORY;
             goto done;
         }
-        status = sg_weighted_recluster(points, weights, kept, d, k, workspace->trial_count, &rng, centres);
+        status = sg_weighted_recluster(points, weights, kept, d, k, workspace->trial_count, &rng, &poll, centres);
         if (status == STATGPU_OK)
             for (size_t j = 0; j < k; ++j)
                 for (size_t v = 0; v < d; ++v)

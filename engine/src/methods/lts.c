@@ -73,9 +73,24 @@
 
 /* Starts evaluated per call of the primitive, and so between progress
  * reports; the GPU takes more at once, its passes over the rows being shared
- * by every start of a call. */
+ * by every start of a call. On the CPU fewer where a start is much work, so
+ * that Stop is heard within about 2^30 multiply-adds (sg_lts_start_batch). */
 #define SG_LTS_START_BATCH      ((size_t)128)
 #define SG_LTS_CUDA_START_BATCH ((size_t)512)
+#define SG_LTS_BATCH_WORK       1073741824.0
+
+/* The CPU's batch for p coefficients on a stage of rows: a start's work is
+ * about p^3 (its elemental fit and two solves, on the calling thread) and
+ * 2 rows p^2 (its two C-steps' cross products). At p = 400 on 803 rows a
+ * batch of 128 had run for a minute and a half between reports; below about
+ * 60 coefficients on the usual stages the batch stays 128. The starts and
+ * their order are the same whatever the batch: so are the results. */
+static size_t sg_lts_start_batch(size_t p, size_t rows)
+{
+    const double per_start = (double)p * (double)p * ((double)p + 2.0 * (double)rows);
+    const double fitting = SG_LTS_BATCH_WORK / (per_start > 1.0 ? per_start : 1.0);
+    return fitting >= (double)SG_LTS_START_BATCH ? SG_LTS_START_BATCH : fitting < 1.0 ? 1 : (size_t)fitting;
+}
 
 /* Redraws of a singular elemental subset before the start is given up. */
 #define SG_LTS_MAX_REDRAWS 100
@@ -508,7 +523,8 @@ static statgpu_status sg_lts_starts(sg_lts_search *search, sg_lts_stage *stage, 
 {
     size_t p = search->p;
     const bool on_gpu = stage->evaluator != NULL && stage->evaluator->session != NULL;
-    const size_t batch_size = on_gpu ? SG_LTS_CUDA_START_BATCH : SG_LTS_START_BATCH;
+    const size_t batch_size = on_gpu ? SG_LTS_CUDA_START_BATCH
+                                     : sg_lts_start_batch(p, stage->evaluator != NULL ? search->n : stage->problem.n);
     sg_lts_batch batch;
     size_t *origins = malloc(batch_size * sizeof *origins);
     size_t *subset = malloc(p * sizeof *subset);
