@@ -726,6 +726,16 @@ static void test_split(void **state)
     assert_int_equal(kept, 6);
     params.fold_count = 11;
     assert_int_equal(statgpu_bestsubset_split(&params, 10, &held, &kept), STATGPU_ERROR_INVALID_ARGUMENT);
+    /* Counts near the largest size_t: no wrap round (folds had come out 0
+     * rows and been refused; a holdout of nearly all 2^64 rows 2^63). */
+    params.fold_count = 3;
+    assert_int_equal(statgpu_bestsubset_split(&params, SIZE_MAX, &held, &kept), STATGPU_OK);
+    assert_true(held == SIZE_MAX / 3 && kept == SIZE_MAX - SIZE_MAX / 3);
+    params.validation = STATGPU_SUBSET_HOLDOUT;
+    params.holdout_fraction = 0.9999999999;
+    assert_int_equal(statgpu_bestsubset_split(&params, SIZE_MAX, &held, &kept), STATGPU_OK);
+    assert_true(held > SIZE_MAX / 2 + SIZE_MAX / 4 && held <= SIZE_MAX && kept == SIZE_MAX - held);
+    params.validation = STATGPU_SUBSET_KFOLD;
     params.fold_count = 1;
     assert_int_equal(statgpu_bestsubset_split(&params, 10, &held, &kept), STATGPU_ERROR_INVALID_ARGUMENT);
     params.validation = (statgpu_subset_validation)7;

@@ -759,6 +759,9 @@ static void test_bad_arguments(void **state)
     params.reg_covar = -1.0;
     assert_int_equal(statgpu_gmm(g_context, data, 6, 1, 6, 2, &params, &r), STATGPU_ERROR_INVALID_ARGUMENT);
     statgpu_gmm_params_init(&params);
+    params.reg_covar_relative = 7;  /* 0 or 1 */
+    assert_int_equal(statgpu_gmm(g_context, data, 6, 1, 6, 2, &params, &r), STATGPU_ERROR_INVALID_ARGUMENT);
+    statgpu_gmm_params_init(&params);
     params.max_iterations = 0;
     assert_int_equal(statgpu_gmm(g_context, data, 6, 1, 6, 2, &params, &r), STATGPU_ERROR_INVALID_ARGUMENT);
     statgpu_gmm_params_init(&params);

@@ -405,6 +405,18 @@ static void test_values_of_any_size(void **state)
     statgpu_table_set *set = NULL;
     assert_int_equal(statgpu_igmm_tables(g_context, &damaged, NULL, &set), STATGPU_ERROR_INVALID_ARGUMENT);
     assert_null(set);
+    /* A label beyond the k components, or a status not of the enum: refused,
+     * not shown as component 100 or "unknown status". */
+    damaged = *r;
+    int32_t bad_label = 99, bad_status = 42;
+    damaged.labels = &bad_label;
+    damaged.lengths = &(size_t){ 1 };
+    assert_int_equal(statgpu_igmm_tables(g_context, &damaged, NULL, &set), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(statgpu_context_last_error(g_context), "label 99"));
+    damaged = *r;
+    damaged.status = &bad_status;
+    assert_int_equal(statgpu_igmm_tables(g_context, &damaged, NULL, &set), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_null(set);
     statgpu_igmm_result_destroy(r);
 
     /* One empty data set: its labels table has no rows, and its row labels

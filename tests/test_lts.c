@@ -1144,6 +1144,15 @@ static void test_matrix_arguments(void **state)
     statgpu_lts_result_destroy(result);
     statgpu_lts_result_destroy(expected);
 
+    /* No predictors, the intercept alone: a matrix of no columns is what
+     * statgpu_lts takes as x NULL and no variables (it had been refused). */
+    statgpu_matrix no_columns = { NULL, n, 0, n, STATGPU_DTYPE_FLOAT64, STATGPU_MEMORY_HOST };
+    assert_int_equal(statgpu_lts(g_context, y, NULL, n, 0, n, NULL, &expected), STATGPU_OK);
+    assert_int_equal(statgpu_lts_matrix(g_context, &y_vector, &no_columns, NULL, &result), STATGPU_OK);
+    assert_true(same_result(result, expected));
+    statgpu_lts_result_destroy(result);
+    statgpu_lts_result_destroy(expected);
+
     y_vector.count = n - 1;
     result = (statgpu_lts_result *)1;
     assert_int_equal(statgpu_lts_matrix(g_context, &y_vector, &x_matrix, NULL, &result),

@@ -40,10 +40,12 @@
  * (bench/NOTES.md, best subset). */
 #define SG_SUBSET_AUTO_CUDA_MIN_FREE 32.0
 
-/* The rows a holdout of `fraction` takes of n: round(fraction n). */
+/* The rows a holdout of `fraction` (in (0, 1)) takes of n: round(fraction
+ * n), at most n (llround saturates beyond 2^63). */
 static size_t sg_holdout_rows(double fraction, size_t n)
 {
-    return (size_t)llround(fraction * (double)n);
+    const double rows = round(fraction * (double)n);
+    return rows >= (double)n ? n : (size_t)rows;
 }
 
 void statgpu_bestsubset_params_init(statgpu_bestsubset_params *params)
@@ -90,7 +92,7 @@ statgpu_status statgpu_bestsubset_split(const statgpu_bestsubset_params *params,
     case STATGPU_SUBSET_KFOLD:
         if (chosen.fold_count < 2 || chosen.fold_count > n_obs)
             return STATGPU_ERROR_INVALID_ARGUMENT;
-        held = (n_obs + chosen.fold_count - 1) / chosen.fold_count;  /* fold 0, the largest */
+        held = n_obs / chosen.fold_count + (n_obs % chosen.fold_count != 0);  /* fold 0, the largest */
         break;
     default:
         return STATGPU_ERROR_INVALID_ARGUMENT;

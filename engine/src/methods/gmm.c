@@ -709,6 +709,9 @@ static statgpu_status sg_gmm_check(statgpu_context *context, const double *data,
     if (!(p->reg_covar >= 0.0 && p->reg_covar <= DBL_MAX))
         return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "reg_covar %.17g is not a finite number >= 0",
                        p->reg_covar);
+    if (p->reg_covar_relative != 0 && p->reg_covar_relative != 1)
+        return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "reg_covar_relative is %d: 0 or 1",
+                       p->reg_covar_relative);
     if (!(p->tolerance >= 0.0 && p->tolerance <= DBL_MAX))
         return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "the tolerance %.17g is not a finite number >= 0",
                        p->tolerance);

@@ -145,6 +145,20 @@ statgpu_status statgpu_igmm_tables(statgpu_context *context, const statgpu_igmm_
         || result->iterations == NULL || result->converged == NULL || result->best_start == NULL
         || result->reseed_count == NULL)
         return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "result is not an inverse Gaussian mixture");
+    /* A result put together by hand: each status one of the enum's, each
+     * label a component or -1 (the values of a set not fitted). */
+    for (size_t s = 0; s < result->set_count; ++s) {
+        if (result->status[s] < STATGPU_IGMM_FITTED || result->status[s] > STATGPU_IGMM_OUT_OF_RANGE)
+            return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "data set %zu has status %d, not a set status",
+                           s + 1, (int)result->status[s]);
+        for (size_t i = 0; i < result->lengths[s]; ++i) {
+            const int32_t label = result->labels[result->offsets[s] + i];
+            if (label < -1 || (label >= 0 && (size_t)label >= result->k))
+                return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                               "data set %zu, value %zu: label %d is not a component of the %zu", s + 1, i + 1,
+                               (int)label, result->k);
+        }
+    }
     sg_table_build build;
     statgpu_status status = sg_table_build_begin(&build, context, &sg_igmm_table_catalogue, params, 0,
                                                  result->set_count, out_set);

@@ -1541,12 +1541,13 @@ statgpu_status statgpu_lts_matrix(statgpu_context *context, const statgpu_vector
     if (y != NULL && x != NULL && y->count != x->rows)
         return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "y has %zu elements and x %zu rows", y->count,
                        x->rows);
-    sg_host_doubles host_y, host_x;
+    sg_host_doubles host_y, host_x = { 0 };
     statgpu_status status = sg_vector_host_doubles(context, y, "y", &host_y);
     if (status != STATGPU_OK)
         return status;
-    status = sg_matrix_host_doubles(context, x, "x", &host_x);
-    if (status == STATGPU_OK)
+    if (x != NULL && x->cols == 0)  /* the intercept alone, as statgpu_lts takes it */
+        status = statgpu_lts(context, host_y.data, NULL, x->rows, 0, x->rows, params, out_result);
+    else if ((status = sg_matrix_host_doubles(context, x, "x", &host_x)) == STATGPU_OK)
         status = statgpu_lts(context, host_y.data, host_x.data, x->rows, x->cols, host_x.ld, params, out_result);
     free(host_y.owned);
     free(host_x.owned);
