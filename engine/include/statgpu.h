@@ -725,7 +725,8 @@ STATGPU_API void statgpu_gmm_params_init(statgpu_gmm_params *params /* out */);
  * n_vars, column-major, leading dimension ld, finite). params may be NULL for
  * the defaults. On success *out_result is a new result (destroy it); on
  * failure it is NULL and statgpu_context_last_error says why:
- * STATGPU_ERROR_INVALID_ARGUMENT for bad sizes, k = 0 or k > n_obs, bad
+ * STATGPU_ERROR_INVALID_ARGUMENT for bad sizes (more than 256 variables or
+ * 512 components among them), k = 0 or k > n_obs, bad
  * params or given parameters that are not finite, positive (weights) or
  * positive definite (precisions); STATGPU_ERROR_NAN_IN_DATA;
  * STATGPU_ERROR_OUT_OF_MEMORY; STATGPU_ERROR_CANCELLED. The progress
