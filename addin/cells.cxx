@@ -3,6 +3,12 @@
 
 #include "calc_errors.hxx"
 
+#include <com/sun/star/beans/NamedValue.hpp>
+#include <com/sun/star/configuration/theDefaultProvider.hpp>
+#include <com/sun/star/container/XNameAccess.hpp>
+#include <com/sun/star/i18n/LocaleData2.hpp>
+#include <com/sun/star/lang/XMultiServiceFactory.hpp>
+
 #include <rtl/math.hxx>
 
 #include <cmath>
@@ -42,9 +48,78 @@ CellKind classifyCell(const Any& cell, double& value)
     }
 }
 
+namespace
+{
+css::uno::Reference<css::uno::XComponentContext>& officeContext()
+{
+    static css::uno::Reference<css::uno::XComponentContext> context;
+    return context;
+}
+
+rtl::OUString configurationValue(const css::uno::Reference<css::lang::XMultiServiceFactory>& provider,
+                                 const char* path, const char* name)
+{
+    const css::beans::NamedValue node("nodepath", Any(rtl::OUString::createFromAscii(path)));
+    const Any argument(node);
+    const Sequence<Any> arguments(&argument, 1);
+    const css::uno::Reference<css::container::XNameAccess> access(
+        provider->createInstanceWithArguments("com.sun.star.configuration.ConfigurationAccess",
+                                              arguments),
+        css::uno::UNO_QUERY_THROW);
+    rtl::OUString value;
+    access->getByName(rtl::OUString::createFromAscii(name)) >>= value;
+    return value;
+}
+} // namespace
+
+void setOfficeContext(const css::uno::Reference<css::uno::XComponentContext>& context)
+{
+    officeContext() = context;
+}
+
+sal_Unicode officeDecimalSeparator()
+{
+    try
+    {
+        const css::uno::Reference<css::uno::XComponentContext>& context = officeContext();
+        if (!context.is())
+            return '.';
+        const css::uno::Reference<css::lang::XMultiServiceFactory> provider =
+            css::configuration::theDefaultProvider::get(context);
+        rtl::OUString tag = configurationValue(provider, "/org.openoffice.Setup/L10N", "ooSetupSystemLocale");
+        if (tag.isEmpty())  // "Default": the system's
+            tag = configurationValue(provider, "/org.openoffice.System/L10N", "Locale");
+        // A BCP 47 tag: "de-DE" as language and country, anything longer as
+        // the office writes such tags ("qlt" and the tag).
+        const sal_Int32 dash = tag.indexOf('-');
+        const bool simple = dash > 0 && tag.indexOf('-', dash + 1) < 0;
+        const css::lang::Locale locale = simple ? css::lang::Locale(tag.copy(0, dash), tag.copy(dash + 1), "")
+                                         : dash < 0 ? css::lang::Locale(tag, "", "")
+                                                    : css::lang::Locale("qlt", "", tag);
+        const rtl::OUString decimal = css::i18n::LocaleData2::create(context)->getLocaleItem(locale).decimalSeparator;
+        return decimal.getLength() == 1 ? decimal[0] : u'.';
+    }
+    catch (const css::uno::Exception&)
+    {
+        return '.';
+    }
+}
+
 bool textToNumber(const rtl::OUString& text, double& value)
 {
     rtl::OUString number = text.trim();
+    // The locale's decimal separator, as Calc reads text where a number is
+    // needed. Where it is not '.', a text with '.' is refused rather than read
+    // one way or the other: "1.000" is a thousand to a German reader, 1 to an
+    // English one (Calc's German reading; a misread MaxIter of 1 had been
+    // silent).
+    const sal_Unicode decimal = officeDecimalSeparator();
+    if (decimal != u'.')
+    {
+        if (number.indexOf('.') >= 0)
+            return false;
+        number = number.replace(decimal, u'.');
+    }
     bool percent = false;
     if (number.endsWith("%"))
     {

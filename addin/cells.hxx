@@ -9,6 +9,8 @@
 #pragma once
 
 #include <com/sun/star/uno/Any.hxx>
+#include <com/sun/star/uno/Reference.hxx>
+#include <com/sun/star/uno/XComponentContext.hpp>
 #include <com/sun/star/uno/Sequence.hxx>
 #include <rtl/ustring.hxx>
 
@@ -50,14 +52,26 @@ inline constexpr CellPolicy kDataCells{ EmptyCells::Skip, TextCells::Skip };
 inline constexpr CellPolicy kParameterCells{ EmptyCells::AsZero, TextCells::Convert };
 
 // The number a text shows, as Calc 7.4 converts text given where a number is
-// needed under its default setting ("Convert also locale dependent", en-US
-// numbers): white space around it is ignored, a decimal point, an exponent
-// and a trailing percent sign are read ("0.5", " .5", "5E-1" and "50%" are
-// 0.5). Returns false for anything else, which Calc answers with #VALUE!:
-// empty text, "0,5", "abc", a number too large for a double. Calc also reads
-// dates and times in the document's locale ("1/2"); they are no probability
-// or count, and here they are #VALUE!.
+// needed under its default setting ("Convert also locale dependent"): white
+// space around it is ignored, the decimal separator of the office's locale
+// (officeDecimalSeparator), an exponent and a trailing percent sign are read
+// ("0.5", " .5", "5E-1" and "50%" are 0.5 in English; "0,5" in German).
+// Returns false for anything else, which Calc answers with #VALUE!: empty
+// text, "0,5" in English, "abc", a number too large for a double, and in a
+// locale whose decimal separator is not '.' any text with a '.' ("1.000":
+// Calc reads a thousand there, this refuses rather than guess). Calc also
+// reads dates and times in the document's locale ("1/2"); they are no
+// probability or count, and here they are #VALUE!.
 bool textToNumber(const rtl::OUString& text, double& value);
+
+// The context textToNumber reads the office's locale through (the add-in's,
+// set when it is made); without one, '.' is the decimal separator.
+void setOfficeContext(const css::uno::Reference<css::uno::XComponentContext>& context);
+
+// The decimal separator of the office's locale (Tools > Options > Language
+// Settings > Languages > Locale setting, or the system's where that is
+// "Default"), '.' where it cannot be read.
+sal_Unicode officeDecimalSeparator();
 
 // Classifies one cell; sets value when the cell is a Number.
 CellKind classifyCell(const css::uno::Any& cell, double& value);

@@ -161,11 +161,12 @@ void formatColumns(const SheetWriter& writer, const Sequence<Sequence<Any>>& cel
     } unlock{ undo };
     const Reference<css::util::XNumberFormats> formats =
         Reference<css::util::XNumberFormatsSupplier>(writer.document(), UNO_QUERY_THROW)->getNumberFormats();
+    // The codes are written in English; converted to the office's locale
+    // (the empty Locale) they show its decimal separator: 3,520000 to a
+    // German reader, to whom 3.520000 would be three and a half million.
     const auto key = [&](const char* code) {
-        const css::lang::Locale locale("en", "US", "");
-        const OUString format = OUString::createFromAscii(code);
-        const sal_Int32 found = formats->queryKey(format, locale, false);
-        return found >= 0 ? found : formats->addNew(format, locale);
+        return formats->addNewConverted(OUString::createFromAscii(code), css::lang::Locale("en", "US", ""),
+                                        css::lang::Locale());
     };
     for (sal_Int32 c = 0; c < cells[0].getLength(); ++c)
     {

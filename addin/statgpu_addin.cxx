@@ -74,6 +74,7 @@ statgpu_backend backendFromEnvironment()
 StatGpuAddIn::StatGpuAddIn(css::uno::Reference<css::uno::XComponentContext> context)
     : component_context_(std::move(context))
 {
+    setOfficeContext(component_context_);
 }
 
 

@@ -46,6 +46,7 @@ import calc_edge_cases  # noqa: E402
 import calc_gmm  # noqa: E402
 import calc_igmm  # noqa: E402
 import calc_kmeans  # noqa: E402
+import calc_locale  # noqa: E402
 import calc_lts  # noqa: E402
 import calc_range_rules  # noqa: E402
 import lo_session  # noqa: E402
@@ -343,6 +344,7 @@ def main():
             calc_igmm.check(results, office, args.source_dir)
             calc_bestsubset.check(results, office, args.source_dir)
             calc_dialogs.check(results, office, args.source_dir)
+            calc_locale.check(results, office, args.source_dir)  # last: it restarts the office in de-DE
     except Exception:  # an office that died or timed out: a failure, then the summary
         traceback.print_exc()
         results.check("the LibreOffice session ran to the end", False)
