@@ -190,9 +190,35 @@ bool parseNumber(const std::string& text, double& value)
     return end != nullptr && *end == '\0' && std::isfinite(value);
 }
 
+// "1.000" or "2,500": a point or comma after a whole number other than 0,
+// followed by exactly three digits, is a thousands separator to some
+// readers and a decimal point to others (a thousand, or one).
+bool groupedOrDecimal(const std::string& text)
+{
+    const std::string copy = trimmed(text);
+    const std::size_t point = copy.find_first_of(".,");
+    if (point == std::string::npos || copy.find_first_of(".,eE", point + 1) != std::string::npos
+        || copy.size() - point - 1 != 3)
+        return false;
+    std::size_t first = copy[0] == '-' || copy[0] == '+' ? 1 : 0;
+    const std::string whole = copy.substr(first, point - first);
+    return !whole.empty() && whole.size() <= 3 && whole.find_first_not_of("0123456789") == std::string::npos
+           && whole.find_first_not_of('0') != std::string::npos;
+}
+
 double readNumberField(const Field& field, const std::string& text)
 {
     double value = 0.0;
+    if (field.kind != FieldKind::Whole && groupedOrDecimal(text))
+    {
+        std::string digits = trimmed(text), pointed = digits;
+        digits.erase(digits.find_first_of(".,"), 1);
+        pointed[pointed.find_first_of(".,")] = '.';
+        const double as_point = std::strtod(pointed.c_str(), nullptr), as_group = std::strtod(digits.c_str(), nullptr);
+        throw FieldError(field.id, fieldName(field) + ": \"" + trimmed(text) + "\" is " + numberText(as_point)
+                                       + " to some readers and " + numberText(as_group) + " to others; write "
+                                       + numberText(as_point) + " or " + numberText(as_group) + ".");
+    }
     const bool whole_number = field.kind == FieldKind::Whole;
     // A whole number is typed without a point: "1,000" is a thousand to some
     // and 1.000 to others, so it is refused rather than guessed.
@@ -376,7 +402,7 @@ std::vector<double> readProbabilities(const Field& field, const std::string& tex
         if (!trimmed(item).empty())
         {
             double value = 0.0;
-            if (!parseNumber(item, value) || value < 0.0 || value > 1.0)
+            if (!parseNumber(item, value) || value < 0.0 || value > 1.0 || groupedOrDecimal(item))
                 throw FieldError(field.id, fieldName(field) + ": \"" + trimmed(item)
                                                + "\" is not a probability from 0 to 1.");
             values.push_back(value);

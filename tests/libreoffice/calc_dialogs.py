@@ -562,6 +562,12 @@ def check_variants(results, document, frame, fields, formulas):
              # A thousands separator or hexadecimal is refused, not misread
              # (Restarts "1,000" had run once, k "0x3" as 3).
              ("kmeans", dict(fields["kmeans"], restarts="1,000"), "Restarts"),
+             # A decimal field given "1.000": a thousand to a German reader,
+             # one to an English one (it had been taken as 1); refused,
+             # naming both readings.
+             ("lts", dict(fields["lts"], alpha="1.000"), 'Alpha (share explained): "1.000" is 1 to some readers '
+              'and 1000 to others'),
+             ("median", dict(fields["median"], quantiles="0.5; 1,000"), "Quantiles (p)"),
              ("kmeans", dict(fields["kmeans"], k="0x3"), "Number of clusters (k)"),
              # Live formulas cannot read this document from a new one.
              ("kmeans", dict(fields["kmeans"], target="A new document", write="Live formulas (array formulas)"),
