@@ -980,9 +980,10 @@ static size_t sg_gmm_singular_components(const sg_gmm_fit *fit, const double *co
     case STATGPU_GMM_TIED: {
         /* The estimate in units of the data's spread, less the share on its
          * diagonal: not positive definite (Cholesky) where it is singular. */
-        double *a = malloc((m > 0 ? m * m : 1) * sizeof *a);
+        double *a = malloc((m > 0 ? 2 * m * m : 1) * sizeof *a);  /* the matrix, then its factor */
         if (a == NULL)
             return 0;
+        double *l = a + m * m;
         const size_t blocks = fit->type == STATGPU_GMM_FULL ? k : 1;
         for (size_t j = 0; j < blocks; ++j) {
             const double *cov = covariances + j * d * d;
@@ -992,21 +993,7 @@ static size_t sg_gmm_singular_components(const sg_gmm_fit *fit, const double *co
                     double value = cov[vr + d * vc] - (r == c ? fit->reg[vr] : 0.0);
                     a[r + m * c] = value / sqrt(variances[vr] * variances[vc]) - (r == c ? SG_GMM_SINGULAR_SHARE : 0.0);
                 }
-            bool positive = true;
-            for (size_t c = 0; c < m && positive; ++c) {
-                for (size_t r = 0; r < c; ++r) {
-                    double value = a[r + m * c];
-                    for (size_t t = 0; t < r; ++t)
-                        value -= a[t + m * r] * a[t + m * c];
-                    a[r + m * c] = value / a[r + m * r];
-                }
-                double pivot = a[c + m * c];
-                for (size_t t = 0; t < c; ++t)
-                    pivot -= a[t + m * c] * a[t + m * c];
-                positive = pivot > 0.0;
-                a[c + m * c] = sqrt(pivot);
-            }
-            if (!positive)
+            if (!sg_gmm_cholesky(a, m, l))
                 singular += fit->type == STATGPU_GMM_FULL ? 1 : k;
         }
         free(a);
