@@ -30,6 +30,7 @@
 #include <rtl/math.hxx>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cctype>
 #include <cmath>
@@ -166,6 +167,21 @@ std::string fieldName(const Field& field)
     return name;
 }
 
+// A number with '.' as its point, read whatever the process's C locale
+// (the office runs in the desktop's, where strtod takes "0,5" and stops at
+// "0.5"'s point under a German one): the whole text or nothing.
+bool pointNumber(const std::string& text, double& value)
+{
+    rtl_math_ConversionStatus status = rtl_math_ConversionStatus_Ok;
+    sal_Int32 end = 0;
+    const OUString number = fromUtf8(text);
+    const double parsed = rtl::math::stringToDouble(number, '.', 0, &status, &end);
+    if (status != rtl_math_ConversionStatus_Ok || end != number.getLength() || !std::isfinite(parsed))
+        return false;
+    value = parsed;
+    return true;
+}
+
 // A number as a user types it: '.' or ',' as the point (one of them, once),
 // digits, a sign and an exponent; no other text (no hexadecimal, no
 // thousands separators: "1,000" is refused rather than read as 1).
@@ -185,9 +201,7 @@ bool parseNumber(const std::string& text, double& value)
     }
     if (copy.empty() || points > 1)
         return false;
-    char* end = nullptr;
-    value = std::strtod(copy.c_str(), &end);
-    return end != nullptr && *end == '\0' && std::isfinite(value);
+    return pointNumber(copy, value);
 }
 
 // "1.000" or "2,500": a point or comma after a whole number other than 0,
@@ -214,7 +228,9 @@ double readNumberField(const Field& field, const std::string& text)
         std::string digits = trimmed(text), pointed = digits;
         digits.erase(digits.find_first_of(".,"), 1);
         pointed[pointed.find_first_of(".,")] = '.';
-        const double as_point = std::strtod(pointed.c_str(), nullptr), as_group = std::strtod(digits.c_str(), nullptr);
+        double as_point = 0.0, as_group = 0.0;
+        pointNumber(pointed, as_point);
+        pointNumber(digits, as_group);
         throw FieldError(field.id, fieldName(field) + ": \"" + trimmed(text) + "\" is " + numberText(as_point)
                                        + " to some readers and " + numberText(as_group) + " to others; write "
                                        + numberText(as_point) + " or " + numberText(as_group) + ".");
@@ -247,7 +263,7 @@ std::string cellText(const Any& cell)
     if (cell >>= text)
         return toUtf8(text);
     if (cell >>= number)
-        return numberText(number);
+        return shownNumbers(numberText(number));
     return "";
 }
 
@@ -518,7 +534,7 @@ std::vector<std::pair<std::string, std::string>> settingsOf(const Request& reque
             shown = shown == "1" ? "yes" : "no";
         if (shown.empty())
             shown = "(default)";
-        settings.emplace_back(fieldName(field), shown);
+        settings.emplace_back(fieldName(field), shownValue(field, shown));
     }
     settings.emplace_back("First row has labels", request.labels ? "yes" : "no");
     settings.emplace_back("Results written as", request.live ? "live formulas" : "values");
@@ -571,7 +587,7 @@ void runOrderStatistics(const Request& request, const Functions& functions, Outc
     table.row_label_header = "statistic";
     table.row_labels = { "count", "minimum" };
     for (double p : quantiles)
-        table.row_labels.push_back("quantile " + numberText(p));
+        table.row_labels.push_back("quantile " + shownNumbers(numberText(p)));
     table.row_labels.insert(table.row_labels.end(), { "median", "maximum" });
     const std::size_t statistics = table.row_labels.size();
     Cells cells(static_cast<sal_Int32>(statistics));
@@ -1079,18 +1095,35 @@ OUString fromUtf8(const std::string& text)
 
 std::string numberText(double value)
 {
-    char text[32];
+    // std::to_chars and from_chars: the C locale's digits whatever the
+    // process's locale (printf's %g writes "0,5" under a German one, which a
+    // formula's array {0,5;0,25} reads otherwise).
+    char text[64];
     if (value == std::floor(value) && std::fabs(value) < 1e15)
-    {
-        std::snprintf(text, sizeof text, "%.0f", value);
-        return text;
-    }
+        return std::string(text, std::to_chars(text, text + sizeof text, value, std::chars_format::fixed, 0).ptr);
+    char* end = text;
     for (int digits = 1; digits <= 17; ++digits)
     {
-        std::snprintf(text, sizeof text, "%.*g", digits, value);
-        if (std::strtod(text, nullptr) == value)
+        end = std::to_chars(text, text + sizeof text, value, std::chars_format::general, digits).ptr;
+        double back = 0.0;
+        std::from_chars(text, end, back);
+        if (back == value)
             break;
     }
-    return text;
+    return std::string(text, end);
+}
+
+std::string shownNumbers(const std::string& text)
+{
+    std::string shown = text;
+    if (addin::officeDecimalSeparator() == u',')
+        std::replace(shown.begin(), shown.end(), '.', ',');
+    return shown;
+}
+
+std::string shownValue(const Field& field, const std::string& text)
+{
+    // Only fields of fractions: a list of k may be separated by commas.
+    return field.kind == FieldKind::Number || field.id == "quantiles" ? shownNumbers(text) : text;
 }
 } // namespace statgpu::dialogs

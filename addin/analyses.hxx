@@ -196,4 +196,11 @@ std::string toUtf8(const OUString& text);
 OUString fromUtf8(const std::string& text);
 // A number as the report and formulas write it: shortest round-trip, '.' as the point.
 std::string numberText(double value);
+// Numbers written by numberText as the office's locale shows them to its
+// user ("0,05; 0,25" where the decimal separator is a comma): for what a
+// dialog or a report shows, never for a formula.
+std::string shownNumbers(const std::string& text);
+// A field's value as the dialog and the report's settings show it:
+// shownNumbers for the fields of fractions (Number, the quantiles).
+std::string shownValue(const Field& field, const std::string& text);
 } // namespace statgpu::dialogs

@@ -263,7 +263,7 @@ void AnalysisDialog::build()
                 break;
             default:
                 add.label("label_" + field.id, field.label, page, kLabelX, y, kLabelWidth);
-                add.edit(field.id, field.initial, field.help, page, kFieldX, y, kFieldWidth);
+                add.edit(field.id, shownValue(field, field.initial), field.help, page, kFieldX, y, kFieldWidth);
                 break;
         }
     }

@@ -2,6 +2,7 @@
 #include "menu_handler.hxx"
 
 #include "analysis_dialog.hxx"
+#include "cells.hxx"
 
 #include <statgpu.h>
 
@@ -38,6 +39,9 @@ constexpr char kProtocol[] = "org.statgpu.dialog:";
 MenuHandler::MenuHandler(Reference<css::uno::XComponentContext> context)
     : context_(std::move(context))
 {
+    // The office's locale (its decimal separator) for the dialogs, which may
+    // open before any cell has made the add-in.
+    addin::setOfficeContext(context_);
 }
 
 OUString MenuHandler::implementationName()

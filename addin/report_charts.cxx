@@ -26,6 +26,8 @@
 #include <com/sun/star/table/XTableCharts.hpp>
 #include <com/sun/star/table/XTableChartsSupplier.hpp>
 
+#include <rtl/math.hxx>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -465,7 +467,10 @@ Plot quantilePlot(const Request& request, const Outcome& outcome)
             const std::string& row = statistics->table.row_labels[r];
             if (row.rfind("quantile ", 0) != 0)
                 continue;
-            ps.push_back(std::strtod(row.c_str() + 9, nullptr));
+            // "quantile 0.05", or "quantile 0,05" in a locale of decimal commas.
+            std::string p = row.substr(9);
+            std::replace(p.begin(), p.end(), ',', '.');
+            ps.push_back(rtl::math::stringToDouble(fromUtf8(p), '.', 0));
             values.push_back(numberAt(table, static_cast<sal_Int32>(r), static_cast<sal_Int32>(g)));
         }
         plot.headers.insert(plot.headers.end(), { "p (" + name + ")", "quantiles of " + name });

@@ -9,6 +9,7 @@ packages=(
   libcmocka-dev                              # engine tests
   libreoffice-calc libreoffice-dev libreoffice-dev-common   # Calc and its SDK
   libreoffice-script-provider-python python3-uno            # Python-UNO for tests and samples
+  locales                                    # a locale of decimal commas for the LibreOffice check of it
   zip                                        # packing statgpu.oxt
 )
 

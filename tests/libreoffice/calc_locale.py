@@ -10,7 +10,21 @@ which a German reader takes as a thousands separator, is refused rather than
 read as the decimal point: MaxIter "1.000" had been read as 1, a silent
 misreading (Calc reads a thousand). A report's numbers show the locale's
 decimal comma (3,520000, where 3.520000 reads as three and a half million).
+
+An office on a desktop runs in the desktop's C locale (its VCL plugins call
+setlocale), so under a German one the C library reads and writes "0,5":
+the dialogs then read their fields, write a report's formulas and draw its
+charts with that locale's numbers unless they convert without it. The
+headless office of the tests keeps the C locale, so the check sets a locale
+of decimal commas in the office's process itself (a Python macro in the
+profile calling setlocale, as the desktop's plugin does at start) and runs
+the dialogs there.
 """
+
+import os
+import shutil
+import subprocess
+import tempfile
 
 import calc_dialogs
 
@@ -95,6 +109,104 @@ def check(results, office, source_dir):
         results.check("locale: the median report's fractional numbers show a decimal comma",
                       message == "" and fractions and all("," in text and "." not in text for text in fractions),
                       [message, fractions[:6]])
+        check_process_locale(results, office, document, sheet, frame)
     finally:
         document.close(True)
         set_locale(office, "")
+
+
+MACRO = """import locale, os
+
+
+def set_numeric(path, name):
+    if path:
+        os.environ["LOCPATH"] = path
+    return locale.setlocale(locale.LC_NUMERIC, name)
+"""
+
+
+def comma_locale(folder):
+    """A de_DE.UTF-8 locale compiled into folder (the C library's own tool,
+    from the locales package's sources); its name, or None where it cannot
+    be made."""
+    if shutil.which("localedef") is None:
+        return None
+    done = subprocess.run(["localedef", "-i", "de_DE", "-f", "UTF-8", os.path.join(folder, "de_DE.UTF-8")],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # localedef exits 1 on warnings while writing the locale.
+    return "de_DE.UTF-8" if os.path.isdir(os.path.join(folder, "de_DE.UTF-8")) else None
+
+
+def office_numeric_locale(office, document, path, name):
+    """Sets the office process's LC_NUMERIC (the C library's); returns what
+    setlocale answered, or the error."""
+    scripts = os.path.join(office.profile_dir, "user", "Scripts", "python")
+    os.makedirs(scripts, exist_ok=True)
+    with open(os.path.join(scripts, "statgpu_locale.py"), "w") as handle:
+        handle.write(MACRO)
+    try:
+        script = document.getScriptProvider().getScript(
+            "vnd.sun.star.script:statgpu_locale.py$set_numeric?language=Python&location=user")
+        return script.invoke((path, name), (), ())[0]
+    except Exception as error:
+        return "%s: %s" % (type(error).__name__, error)
+
+
+def report_rows(report):
+    used = report.createCursor()
+    used.gotoEndOfUsedArea(False)
+    end = used.getRangeAddress()
+    return report.getCellRangeByPosition(0, 0, min(end.EndColumn, 12), end.EndRow).getDataArray()
+
+
+def check_process_locale(results, office, document, sheet, frame):
+    folder = tempfile.mkdtemp(prefix="statgpu-locale-")
+    try:
+        name = comma_locale(folder)
+        results.check("locale: a locale of decimal commas compiled (localedef, package locales)", name is not None)
+        if name is None:
+            return
+        answer = office_numeric_locale(office, document, folder, name)
+        results.check("locale: the office process's LC_NUMERIC set to %s" % name, answer == name, answer)
+        if answer != name:
+            return
+        try:
+            # The median dialog with its default quantiles and live formulas.
+            names = set(document.getSheets().getElementNames())
+            message = calc_dialogs.run_dialog(frame, "median", {"data": "$Data.$L$1:$L$11", "labels": True,
+                                                                "write": "Live formulas (array formulas)"})
+            added = [n for n in document.getSheets().getElementNames() if n not in names]
+            results.check("locale (C library's German): the median dialog runs on its defaults",
+                          message == "" and len(added) == 1, message)
+            if message == "" and len(added) == 1:
+                rows = report_rows(document.getSheets().getByName(added[0]))
+                settings = [line[1] for line in rows if line[0] == "Quantiles (p)"]
+                results.check("locale: the report's settings show the quantiles with decimal commas",
+                              settings == ["0,05; 0,25; 0,5; 0,75; 0,95"], settings)
+                labels = [line[0] for line in rows if str(line[0]).startswith("quantile ")]
+                results.check("locale: the quantiles' rows labelled with decimal commas",
+                              labels == ["quantile 0,05", "quantile 0,25", "quantile 0,5", "quantile 0,75",
+                                         "quantile 0,95"], labels)
+                probe = sheet.getCellRangeByName("Z2")
+                expected = []
+                for p in (0.05, 0.25, 0.5, 0.75, 0.95):
+                    probe.setFormula("=PERCENTILE.INC(L2:L11;%r)" % p)
+                    expected.append(probe.getValue())
+                probe.setString("")
+                values = [line[1] for line in rows if str(line[0]).startswith("quantile ")]
+                results.check("locale: the report's live quantile formulas give PERCENTILE.INC's values",
+                              values == expected, [values, expected])
+            # The LTS dialog on its default Alpha (0,5 shown), a value report.
+            names = set(document.getSheets().getElementNames())
+            message = calc_dialogs.run_dialog(frame, "lts", {"y": "$Data.$A$1:$A$40", "x": "$Data.$B$1:$C$40"})
+            added = [n for n in document.getSheets().getElementNames() if n not in names]
+            results.check("locale (C library's German): the LTS dialog runs on its default Alpha",
+                          message == "" and len(added) == 1, message)
+            if message == "" and len(added) == 1:
+                rows = report_rows(document.getSheets().getByName(added[0]))
+                alpha = [line[1] for line in rows if str(line[0]).startswith("Alpha")]
+                results.check("locale: the LTS report's Alpha setting 0,5", alpha == ["0,5"], alpha)
+        finally:
+            office_numeric_locale(office, document, "", "C")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -207,9 +207,15 @@ class Session:
     def _spawn(self):
         # A session of its own, so that stop() can end soffice.bin and anything
         # it started, and nothing else.
+        # The system's folders first on its PATH: an embedded Python that
+        # looks for its standard library by the python3 on the PATH would
+        # otherwise take another Python's (pyenv's, a virtualenv's) and fail
+        # to run the profile's Python macros.
+        environment = dict(os.environ)
+        environment["PATH"] = os.pathsep.join(["/usr/bin", "/bin", environment.get("PATH", "")])
         self.process = subprocess.Popen(self._arguments(), stdin=subprocess.DEVNULL,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                        start_new_session=True)
+                                        start_new_session=True, env=environment)
 
     def _shutdown_office(self, grace_s=30):
         if self.desktop is not None:
