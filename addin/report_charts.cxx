@@ -101,9 +101,21 @@ std::size_t columnOf(const ReportTable* table, const std::string& header)
     return std::string::npos;
 }
 
+// A column's label as a chart shows it (axis title, series name), cut to
+// kLongestLabel characters: a 20,000-character label held the office for
+// about 45 s while the chart laid it out (the tables keep it whole).
+constexpr std::size_t kLongestLabel = 100;
+
 std::string label(const InputRange& input, std::size_t column, const char* fallback)
 {
-    return column < input.labels.size() ? input.labels[column] : fallback;
+    std::string text = column < input.labels.size() ? input.labels[column] : fallback;
+    std::size_t characters = 0, end = 0;
+    for (; end < text.size(); ++end)
+        if ((static_cast<unsigned char>(text[end]) & 0xC0) != 0x80 && ++characters > kLongestLabel)
+            break;  // the first byte of the character after the last kept
+    if (end < text.size())
+        text = text.substr(0, end) + "\u2026";  // an ellipsis
+    return text;
 }
 
 // Points of the data coloured by group (labels: 1..k per row, NaN when left

@@ -218,6 +218,21 @@ def chart_series(report):
     return counts
 
 
+def series_names(report):
+    """The names of every series of the report's charts, as their label sequences hold them."""
+    names = []
+    charts = report.getCharts()
+    for name in charts.getElementNames():
+        chart = charts.getByName(name).getEmbeddedObject()
+        for chart_type in chart.getFirstDiagram().getCoordinateSystems()[0].getChartTypes():
+            for series in chart_type.getDataSeries():
+                for sequence in series.getDataSequences():
+                    label = sequence.getLabel()
+                    if label is not None:
+                        names.extend(str(value) for value in label.getData())
+    return names
+
+
 def read_csv(path):
     with open(path, newline="") as handle:
         rows = list(csv.reader(handle))
@@ -678,6 +693,28 @@ def check_variants(results, document, frame, fields, formulas):
         results.check("median report: the group without numbers has count 0 and empty cells below it (no #N/A)",
                       shown[:1] == [("value", 0.0)] and len(shown) == 9 and all(c == ("text", "") for c in shown[1:]),
                       shown)
+
+    # A label of 20,000 characters: whole in the tables, cut to 100 and an
+    # ellipsis in the chart (which held the office for about 45 s laying
+    # it out), on a character's boundary.
+    long_label = "\u00e9" * 20000
+    label_cell = data.getCellRangeByName("L1")
+    kept_label = label_cell.getString()
+    label_cell.setString(long_label)
+    names = set(sheets.getElementNames())
+    message = run_dialog(frame, "median", fields["median"])
+    added = [name for name in sheets.getElementNames() if name not in names]
+    header, series = [], []
+    if message == "" and len(added) == 1:
+        tables = report_tables(sheets.getByName(added[0]))
+        header = tables[0][1] if tables else []
+        series = series_names(sheets.getByName(added[0]))
+    results.check("median with a 20,000-character label: the table's header holds it whole",
+                  header[1:2] == [long_label], [message, [len(h) for h in header]])
+    results.check("median with a 20,000-character label: the chart's series named by it cut to 100 characters and an ellipsis",
+                  long_label[:100] + "\u2026" in series and not any(len(name) > 120 for name in series),
+                  [len(name) for name in series])
+    label_cell.setString(kept_label)
 
     # Stop: a long run stopped from outside writes nothing.
     check_stop(results, document, frame)
