@@ -134,6 +134,22 @@ struct Request
     std::vector<std::string> outputs;  // the tables to write, in the analysis's order
     Target target = Target::NewSheet;
     css::table::CellAddress target_cell{};
+    // Results to a cell over cells that hold something: written only where
+    // the user has been asked and said yes (OK again) for this very block.
+    bool replace_confirmed = false;
+    css::table::CellRangeAddress replace_block{};
+};
+
+// A report to a cell whose block holds data: the question, put in the
+// dialog's message line, and the block it is about.
+struct ReplaceQuestion : FieldError
+{
+    ReplaceQuestion(const std::string& message, const css::table::CellRangeAddress& about)
+        : FieldError("target_cell", message)
+        , block(about)
+    {
+    }
+    css::table::CellRangeAddress block;
 };
 
 // Whether two ranges share a cell.

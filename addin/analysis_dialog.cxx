@@ -576,9 +576,22 @@ void AnalysisDialog::run()
             context_->getServiceManager()->createInstanceWithContext("org.statgpu.StatGpu", context_),
             UNO_QUERY_THROW);
         Outcome outcome;
+        std::map<std::string, Sequence<Sequence<Any>>> cells;
+        for (const auto& [id, input] : request.ranges)
+            cells[id] = input.cells;
+        const Values asked = values();
+        const bool confirmed = pending_ && pending_->values == asked && pending_->cells == cells;
+        if (confirmed)
+        {
+            outcome = pending_->outcome;
+            request.replace_confirmed = true;
+            request.replace_block = pending_->block;
+        }
+        pending_.reset();
         try
         {
-            outcome = runAnalysis(request, functions, [this](double fraction) { return progress(fraction); });
+            if (!confirmed)
+                outcome = runAnalysis(request, functions, [this](double fraction) { return progress(fraction); });
         }
         catch (const Exception& failure)
         {
@@ -598,7 +611,15 @@ void AnalysisDialog::run()
         // message says so, rather than a Stop that does nothing.
         model("cancel")->setPropertyValue("Enabled", Any(false));
         showMessage("Writing the report... (this last step cannot be stopped)");
-        writeReport(context_, frame_, request, outcome);
+        try
+        {
+            writeReport(context_, frame_, request, outcome);
+        }
+        catch (const ReplaceQuestion& question)
+        {
+            pending_ = Pending{ asked, cells, outcome, question.block };
+            throw;
+        }
         running_ = false;
         close();  // done: the dialog goes, as it is (no moment with OK enabled again)
     }

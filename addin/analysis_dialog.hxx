@@ -33,6 +33,8 @@
 #include <cppuhelper/implbase5.hxx>
 
 #include <atomic>
+#include <map>
+#include <optional>
 
 namespace statgpu::dialogs
 {
@@ -100,5 +102,16 @@ private:
     bool running_ = false;
     bool closed_ = false;
     double last_progress_ = -1.0;
+    // A run whose report was held back by the question whether to replace
+    // the data in its block: OK again with the same fields and the same
+    // input cells writes it without running again.
+    struct Pending
+    {
+        Values values;
+        std::map<std::string, css::uno::Sequence<css::uno::Sequence<css::uno::Any>>> cells;
+        Outcome outcome;
+        css::table::CellRangeAddress block;
+    };
+    std::optional<Pending> pending_;
 };
 } // namespace statgpu::dialogs

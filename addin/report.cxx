@@ -16,10 +16,13 @@
 #include <com/sun/star/frame/XController.hpp>
 #include <com/sun/star/frame/XModel.hpp>
 #include <com/sun/star/lang/XMultiServiceFactory.hpp>
+#include <com/sun/star/sheet/CellFlags.hpp>
 #include <com/sun/star/sheet/XArrayFormulaRange.hpp>
 #include <com/sun/star/sheet/XCellRangeAddressable.hpp>
 #include <com/sun/star/sheet/XCellRangeData.hpp>
 #include <com/sun/star/sheet/XCellRangeMovement.hpp>
+#include <com/sun/star/sheet/XCellRangesQuery.hpp>
+#include <com/sun/star/sheet/XSheetCellRanges.hpp>
 #include <com/sun/star/sheet/XSheetCellCursor.hpp>
 #include <com/sun/star/sheet/XSheetCellRange.hpp>
 #include <com/sun/star/sheet/XSpreadsheetDocument.hpp>
@@ -475,6 +478,26 @@ OUString writeReport(const Reference<css::uno::XComponentContext>& context, cons
                                                 + std::to_string(writer.widest())
                                                 + " columns from that cell) and would hide part of it; choose a "
                                                   "cell clear of them.");
+            // Cells that hold something are replaced only when the user has
+            // said so for this block (as Calc asks before pasting over data).
+            const bool same_block = request.replace_block.Sheet == block.Sheet
+                                    && request.replace_block.StartColumn == block.StartColumn
+                                    && request.replace_block.StartRow == block.StartRow
+                                    && request.replace_block.EndColumn == block.EndColumn
+                                    && request.replace_block.EndRow == block.EndRow;
+            if (!(request.replace_confirmed && same_block)
+                && Reference<css::sheet::XCellRangesQuery>(
+                       Reference<css::table::XCellRange>(target_sheet, UNO_QUERY_THROW)
+                           ->getCellRangeByPosition(block.StartColumn, block.StartRow, block.EndColumn, block.EndRow),
+                       UNO_QUERY_THROW)
+                       ->queryContentCells(css::sheet::CellFlags::VALUE | css::sheet::CellFlags::DATETIME
+                                           | css::sheet::CellFlags::STRING | css::sheet::CellFlags::FORMULA
+                                           | css::sheet::CellFlags::ANNOTATION)
+                       ->hasElements())
+                throw ReplaceQuestion("Results to cell: the report's block " + toUtf8(rangeReference(document, block, false))
+                                          + " holds data, which the report would replace. Click OK again to "
+                                            "replace it (Undo restores it), or choose another cell.",
+                                      block);
             const sal_Int16 scratch_index =
                 Reference<css::sheet::XCellRangeAddressable>(sheet, UNO_QUERY_THROW)->getRangeAddress().Sheet;
             Reference<css::sheet::XCellRangeMovement>(target_sheet, UNO_QUERY_THROW)

@@ -97,10 +97,15 @@ def click(dialog, name):
     dialog.getControl(name).getPeer().getAccessibleContext().doAccessibleAction(0)
 
 
-def run_dialog(frame, command, fields, timeout_s=120):
+REPLACE_QUESTION = "Click OK again to replace it"
+
+
+def run_dialog(frame, command, fields, timeout_s=120, replace=False, seen=None):
     """Opens command's dialog, fills fields, clicks OK and waits until the
     dialog closes (the report written) or shows a message; returns the
-    message ('' when it closed)."""
+    message ('' when it closed). With replace, the question whether to
+    replace data under a report to a cell is answered by OK again (the
+    question is appended to seen, a list, where given)."""
     state, dialog = dispatch(frame, command)
     if dialog is None:
         return "no dialog (state %r)" % state
@@ -113,6 +118,12 @@ def run_dialog(frame, command, fields, timeout_s=120):
         message = dialog_message(dialog)
         if message is None:
             return ""
+        if replace and message and REPLACE_QUESTION in message:
+            replace = False
+            if seen is not None:
+                seen.append(message)
+            click(dialog, "ok")
+            continue
         if message and not message.startswith(("Running", "Writing")):
             click(dialog, "cancel")
             return message
@@ -557,6 +568,30 @@ def check_variants(results, document, frame, fields, formulas):
                   data.getCellRangeByName("P1").getString() == "" and not data.getCharts().getElementNames()
                   and data.getCellRangeByName("A1").getString() == "eruptions")
 
+    # Results to a cell over data: asked in the message line first, with
+    # nothing written; OK again replaces it (without running again), and one
+    # undo restores the data.
+    kept = data.getCellRangeByName("Q5")
+    kept.setString("keep me")
+    message = run_dialog(frame, "lts", dict(fields["lts"], target="A cell of this sheet", target_cell="$Data.$P$1"))
+    results.check("results to a cell over data: the dialog asks first, naming the block, nothing written",
+                  REPLACE_QUESTION in message and "P1:U" in message and kept.getString() == "keep me"
+                  and data.getCellRangeByName("P1").getString() == "" and not data.getCharts().getElementNames(),
+                  message)
+    seen = []
+    started = time.time()
+    message = run_dialog(frame, "lts", dict(fields["lts"], target="A cell of this sheet", target_cell="$Data.$P$1"),
+                         replace=True, seen=seen)
+    results.check("results to a cell over data: OK again writes the report over it",
+                  message == "" and len(seen) == 1 and data.getCellRangeByName("P1").getString()
+                  == "Robust regression (LTS)" and kept.getString() != "keep me",
+                  [message, seen, kept.getString(), round(time.time() - started, 1)])
+    document.getUndoManager().undo()
+    results.check("results to a cell over data: one undo restores the data",
+                  kept.getString() == "keep me" and data.getCellRangeByName("P1").getString() == ""
+                  and not data.getCharts().getElementNames(), kept.getString())
+    kept.setString("")
+
     # Results to a new document.
     components = office_documents(document)
     message = run_dialog(frame, "kmeans", dict(fields["kmeans"], target="A new document"))
@@ -643,7 +678,7 @@ def check_variants(results, document, frame, fields, formulas):
     array.setArrayFormula("=A2:B3")
     charts = len(data.getCharts().getElementNames())
     message = run_dialog(frame, "kmeans", dict(fields["kmeans"], target="A cell of this sheet",
-                                               target_cell="$Data.$R$280"))
+                                               target_cell="$Data.$R$280"), replace=True)
     results.check("a report over part of an array formula: refused, nothing written, no Redo",
                   message.startswith("Results to cell") and "array formula" in message
                   and data.getCellRangeByName("R280").getString() == ""
