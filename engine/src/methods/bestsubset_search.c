@@ -445,6 +445,9 @@ static bool sg_worker_search(sg_worker *worker, const sg_node *root, sg_node_sin
     return true;
 }
 
+static void sg_worker_free(sg_worker *worker);
+
+/* A worker's arrays; on failure none is left. */
 static bool sg_worker_init(sg_worker *worker, sg_search_shared *shared, int slot)
 {
     memset(worker, 0, sizeof *worker);
@@ -463,6 +466,8 @@ static bool sg_worker_init(sg_worker *worker, sg_search_shared *shared, int slot
         worker->stack[d].block = malloc(q * q * sizeof(double));
         ok = worker->stack[d].vars && worker->stack[d].block;
     }
+    if (!ok)
+        sg_worker_free(worker);
     return ok;
 }
 

@@ -744,13 +744,13 @@ static statgpu_status sg_gmm_check(statgpu_context *context, const double *data,
 /* An upper triangular u with u u^T = precision (d x d, symmetric), the kind
  * of factor the M-step makes (so that every E-step reads the upper triangle
  * alone): the lower Cholesky factor of the precision with rows and columns
- * in reverse order, reversed back. false when the precision is not positive
- * definite or out of memory. */
-static bool sg_gmm_upper_factor(const double *precision, size_t d, double *u)
+ * in reverse order, reversed back. STATGPU_ERROR_INVALID_ARGUMENT when the
+ * precision is not positive definite, STATGPU_ERROR_OUT_OF_MEMORY. */
+static statgpu_status sg_gmm_upper_factor(const double *precision, size_t d, double *u)
 {
     double *reversed = malloc(2 * d * d * sizeof *reversed);
     if (reversed == NULL)
-        return false;
+        return STATGPU_ERROR_OUT_OF_MEMORY;
     double *lower = reversed + d * d;
     for (size_t c = 0; c < d; ++c)
         for (size_t r = 0; r < d; ++r)
@@ -761,7 +761,7 @@ static bool sg_gmm_upper_factor(const double *precision, size_t d, double *u)
             for (size_t r = 0; r < d; ++r)
                 u[r + d * c] = lower[(d - 1 - r) + d * (d - 1 - c)];
     free(reversed);
-    return ok;
+    return ok ? STATGPU_OK : STATGPU_ERROR_INVALID_ARGUMENT;
 }
 
 /* The given parameters as the model: weights and means as they are, the
@@ -796,9 +796,11 @@ static statgpu_status sg_gmm_given(statgpu_context *context, sg_gmm_fit *fit, co
         for (size_t e = 0; e < d * d; ++e)
             if (!isfinite(precision[e]))
                 return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT, "an initial precision is not finite");
-        if (!sg_gmm_upper_factor(precision, d, factor))
-            return sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
-                           "initial precision %zu is not positive definite, or out of memory", j + 1);
+        statgpu_status factored = sg_gmm_upper_factor(precision, d, factor);
+        if (factored == STATGPU_ERROR_OUT_OF_MEMORY)
+            return sg_fail(context, factored, "could not allocate the factor of initial precision %zu", j + 1);
+        if (factored != STATGPU_OK)
+            return sg_fail(context, factored, "initial precision %zu is not positive definite", j + 1);
         double log_det = 0.0;
         for (size_t v = 0; v < d; ++v)
             log_det += log(factor[v + d * v]);

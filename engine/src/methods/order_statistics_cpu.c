@@ -637,8 +637,11 @@ static void sg_window_gather_segment(void *context, size_t s, int slot)
     (void)slot;
     const sg_window_gather *gather = context;
     const size_t *offsets = gather->source->offsets;
-    memcpy(gather->keys + offsets[s], gather->source->segments[s],
-           (offsets[s + 1] - offsets[s]) * sizeof *gather->keys);
+    /* An empty segment may have no array: its thread's reserve could not be
+     * allocated and it kept no key. */
+    if (offsets[s + 1] > offsets[s])
+        memcpy(gather->keys + offsets[s], gather->source->segments[s],
+               (offsets[s + 1] - offsets[s]) * sizeof *gather->keys);
 }
 
 static uint64_t *sg_window_gathered(const sg_window_source *source, int thread_count)
