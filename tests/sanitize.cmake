@@ -36,6 +36,7 @@ endforeach()
 # Registered after the loop: its reports go to its own output, where they are
 # expected, not to the folder that must stay empty.
 add_executable(sanitizer_canary sanitizer_canary.c)
+target_link_libraries(sanitizer_canary PRIVATE Threads::Threads)
 add_test(NAME sanitizer_catches_address COMMAND sanitizer_canary address)
 set_tests_properties(sanitizer_catches_address PROPERTIES
   PASS_REGULAR_EXPRESSION "AddressSanitizer: heap-buffer-overflow")

@@ -55,7 +55,7 @@ static _Thread_local bool     t_in_body;
 
 static pthread_once_t  g_key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t   g_pool_key;
-static bool            g_key_made;
+static atomic_bool     g_key_made;  /* read at unload, while a thread may be making the key */
 static pthread_mutex_t g_registry_mutex = PTHREAD_MUTEX_INITIALIZER;
 static sg_pool        *g_registry;
 
@@ -161,18 +161,23 @@ static void sg_pool_stop(sg_pool *pool)
     free(pool);
 }
 
-/* A calling thread's pool goes when the thread ends. */
+/* A calling thread's pool goes when the thread ends, unless the library's
+ * unloading took it first (sg_pools_shutdown): whoever takes it from the
+ * registry stops it, once. */
 static void sg_pool_release(void *value)
 {
     sg_pool *pool = value;
+    bool registered = false;
     pthread_mutex_lock(&g_registry_mutex);
     for (sg_pool **link = &g_registry; *link != NULL; link = &(*link)->next_pool)
         if (*link == pool) {
             *link = pool->next_pool;
+            registered = true;
             break;
         }
     pthread_mutex_unlock(&g_registry_mutex);
-    sg_pool_stop(pool);
+    if (registered)
+        sg_pool_stop(pool);
 }
 
 /* Every pool stops before the library's code goes away (dlclose, exit):
@@ -184,7 +189,7 @@ __attribute__((destructor)) static void sg_pools_shutdown(void)
     g_registry = NULL;
     pthread_mutex_unlock(&g_registry_mutex);
     /* No thread that ends later may call sg_pool_release on a stopped pool. */
-    if (g_key_made)
+    if (atomic_load_explicit(&g_key_made, memory_order_acquire))
         pthread_key_delete(g_pool_key);
     while (pool != NULL) {
         sg_pool *next = pool->next_pool;
@@ -196,7 +201,8 @@ __attribute__((destructor)) static void sg_pools_shutdown(void)
 
 static void sg_make_key(void)
 {
-    g_key_made = pthread_key_create(&g_pool_key, sg_pool_release) == 0;
+    atomic_store_explicit(&g_key_made, pthread_key_create(&g_pool_key, sg_pool_release) == 0,
+                          memory_order_release);
 }
 
 /* The calling thread's pool with at least `helpers` threads where they can
@@ -213,7 +219,7 @@ static sg_pool *sg_pool_with_helpers(int helpers)
         pthread_cond_init(&pool->idle, NULL);
         atomic_init(&pool->generation, 0);
         pthread_once(&g_key_once, sg_make_key);
-        if (g_key_made)
+        if (atomic_load_explicit(&g_key_made, memory_order_relaxed))
             pthread_setspecific(g_pool_key, pool);
         pthread_mutex_lock(&g_registry_mutex);
         pool->next_pool = g_registry;

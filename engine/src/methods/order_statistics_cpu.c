@@ -21,12 +21,14 @@
  *   - introselect (three-way quickselect, heapsort when the recursion gets too
  *     deep) on a copy of the keys, applied recursively for many ranks at once.
  */
+#define _GNU_SOURCE
 #include "internal.h"
 
 #include "core/pool.h"
 #include "core/random.h"
 #include "core/threads.h"
 
+#include <locale.h>
 #include <math.h>
 
 #include <stdatomic.h>
@@ -203,7 +205,14 @@ static double sg_asked_reach(const char *variable, bool second, double fallback)
     if (text == NULL)
         return fallback;
     const char *comma = strchr(text, ',');
-    const double asked = atof(second && comma != NULL ? comma + 1 : text);
+    /* Read in the C locale, not the process's: inside the office that is the
+     * desktop's, where atof stops at the '.' of "0.1" (a German one), and
+     * which another thread may be setting meanwhile. */
+    locale_t c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    if (c_locale == (locale_t)0)
+        return fallback;
+    const double asked = strtod_l(second && comma != NULL ? comma + 1 : text, NULL, c_locale);
+    freelocale(c_locale);
     return asked >= 0.0 && asked <= 64.0 ? asked : fallback;
 }
 
