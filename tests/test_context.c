@@ -4,7 +4,10 @@
  * file that does not exist, to check that asking for CUDA without its module
  * runs on the CPU and says so.
  */
+#define _GNU_SOURCE  /* mkdtemp, setenv */
+#include <locale.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -146,6 +149,58 @@ static void test_last_error_is_cleared_by_success(void **state)
     statgpu_context_destroy(context);
 }
 
+/* A locale whose decimal separator is a comma, as the office's process has
+ * under a German desktop: the installed one, else one compiled into a
+ * temporary folder by localedef (package locales); NULL where neither can
+ * be had. */
+static const char *comma_locale(void)
+{
+    static const char *names[] = { "de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8" };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)
+        if (setlocale(LC_NUMERIC, names[i]) != NULL)
+            return names[i];
+    char folder[] = "/tmp/statgpu-locale-XXXXXX";
+    if (mkdtemp(folder) == NULL)
+        return NULL;
+    char command[256];
+    snprintf(command, sizeof command, "localedef -i de_DE -f UTF-8 %s/de_DE.UTF-8 >/dev/null 2>&1", folder);
+    if (system(command) == -1)
+        return NULL;
+    setenv("LOCPATH", folder, 1);
+    const bool made = setlocale(LC_NUMERIC, "de_DE.UTF-8") != NULL;
+    /* Loaded: the folder can go. */
+    snprintf(command, sizeof command, "rm -rf %s", folder);
+    if (system(command) == -1)
+        print_message("could not remove %s\n", folder);
+    return made ? "de_DE.UTF-8" : NULL;
+}
+
+/* Messages write numbers with '.' whatever the process's locale (inside the
+ * office it is the desktop's): "1.5 lies outside [0, 1]", not "1,5". */
+static void test_messages_in_any_locale(void **state)
+{
+    (void)state;
+    const char *name = comma_locale();
+    if (name == NULL) {
+        print_message("no locale with a decimal comma could be made (localedef, package locales)\n");
+        skip();
+    }
+    char probe[16];
+    snprintf(probe, sizeof probe, "%.1f", 1.5);
+    assert_string_equal(probe, "1,5");  /* the process's locale is one of commas */
+    statgpu_context_params params;
+    statgpu_context_params_init(&params);
+    params.backend = STATGPU_BACKEND_CPU;
+    statgpu_context *context = NULL;
+    assert_int_equal(statgpu_context_create(&params, &context), STATGPU_OK);
+    double data[3] = { 3, 1, 2 }, result = 0;
+    assert_int_equal(statgpu_quantile(context, data, 3, 1.5, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    const char *message = statgpu_context_last_error(context);
+    setlocale(LC_NUMERIC, "C");
+    assert_non_null(strstr(message, "1.5 lies outside [0, 1]"));
+    statgpu_context_destroy(context);
+}
+
 static void test_cpu_report(void **state)
 {
     (void)state;
@@ -279,6 +334,7 @@ int main(void)
         cmocka_unit_test(test_params_defaults),
         cmocka_unit_test(test_create_and_destroy),
         cmocka_unit_test(test_last_error_is_cleared_by_success),
+        cmocka_unit_test(test_messages_in_any_locale),
         cmocka_unit_test(test_cpu_report),
         cmocka_unit_test(test_thread_policy),
         cmocka_unit_test(test_cuda_request_reports_backend),

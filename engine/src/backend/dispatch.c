@@ -21,7 +21,7 @@ bool sg_dispatch_wants_cuda(statgpu_context *context, double work, double auto_m
     if (work >= auto_min_work)
         return true;
     if (context->cuda_state != NULL)  /* a GPU is there (an earlier call found it): say why it is not used */
-        snprintf(context->note, sizeof context->note, "AUTO chose the CPU: the call's work (%.3g) is below the "
+        sg_format(context->note, sizeof context->note, "AUTO chose the CPU: the call's work (%.3g) is below the "
              "GPU's break-even on %d threads (%.3g)", work, context->dispatch_thread_count, auto_min_work);
     return false;
 }

@@ -2,9 +2,11 @@
  * context.c: the engine's context object, status texts, version and the
  * backend report.
  */
+#define _GNU_SOURCE  /* uselocale, newlocale */
 #include "internal.h"
 #include "core/threads.h"
 
+#include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,11 +105,34 @@ const char *statgpu_context_last_error(const statgpu_context *context)
     return context != NULL ? context->last_error : "no context";
 }
 
+/* vsnprintf with '.' as the decimal point: inside the office the process's
+ * locale is the desktop's, where a German one writes 0,5 beside the
+ * messages' own "[0.5, 1]". Only this thread's locale changes, and only
+ * while it formats; where the C locale cannot be made, the process's. */
+static void sg_vformat(char *out, size_t bytes, const char *format, va_list args)
+{
+    locale_t c_numeric = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    locale_t previous = c_numeric != (locale_t)0 ? uselocale(c_numeric) : (locale_t)0;
+    vsnprintf(out, bytes, format, args);
+    if (c_numeric != (locale_t)0) {
+        uselocale(previous);
+        freelocale(c_numeric);
+    }
+}
+
+void sg_format(char *out, size_t bytes, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    sg_vformat(out, bytes, format, args);
+    va_end(args);
+}
+
 statgpu_status sg_fail(statgpu_context *context, statgpu_status status, const char *format, ...)
 {
     va_list args;
     va_start(args, format);
-    vsnprintf(context->last_error, sizeof context->last_error, format, args);
+    sg_vformat(context->last_error, sizeof context->last_error, format, args);
     va_end(args);
     return status;
 }

@@ -49,8 +49,16 @@ struct statgpu_context {
 };
 
 /* Records a failure on the context and returns status. The message is
- * printf-formatted. */
+ * printf-formatted, as sg_format formats. */
 statgpu_status sg_fail(statgpu_context *context, statgpu_status status, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* snprintf with '.' as the decimal point whatever the process's locale:
+ * for every message and note the engine writes. */
+void sg_format(char *out, size_t bytes, const char *format, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif

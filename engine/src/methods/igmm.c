@@ -434,7 +434,7 @@ static bool sg_igmm_on_gpu(statgpu_context *context, sg_igmm_job *job, size_t se
         sg_igmm_listed listed = { job, cpu_tasks };
         sg_parallel_for(team, cpu_count, sg_igmm_listed_task, &listed);
         /* The report says how much of the call the CPU took over. */
-        snprintf(context->note, sizeof context->note, "%zu of %zu fits re-seeded a component and were fitted on "
+        sg_format(context->note, sizeof context->note, "%zu of %zu fits re-seeded a component and were fitted on "
                  "the CPU (%.3f s)", cpu_count, tasks, sg_monotonic_seconds() - begin);
     }
     if (ok)

@@ -95,7 +95,7 @@ static bool sg_select_measured_wants_cuda(statgpu_context *context, int measured
         snprintf(context->note, sizeof context->note, "AUTO tried the CPU on host data of 2^%d values or more, "
                  "to measure it against CUDA", log2);
     else
-        snprintf(context->note, sizeof context->note, "AUTO %s the CPU: on host data of 2^%d values or more its "
+        sg_format(context->note, sizeof context->note, "AUTO %s the CPU: on host data of 2^%d values or more its "
                  "recent calls took %.3g ns a value, CUDA's %.3g", trying ? "tried" : "chose", log2,
                  sg_measured_estimate(choice, STATGPU_BACKEND_CPU) * 1e9,
                  sg_measured_estimate(choice, STATGPU_BACKEND_CUDA) * 1e9);
