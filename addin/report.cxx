@@ -16,12 +16,13 @@
 #include <com/sun/star/frame/XController.hpp>
 #include <com/sun/star/frame/XModel.hpp>
 #include <com/sun/star/lang/XMultiServiceFactory.hpp>
-#include <com/sun/star/sheet/CellFlags.hpp>
 #include <com/sun/star/sheet/XArrayFormulaRange.hpp>
 #include <com/sun/star/sheet/XCellRangeAddressable.hpp>
 #include <com/sun/star/sheet/XCellRangeData.hpp>
 #include <com/sun/star/sheet/XCellRangeMovement.hpp>
 #include <com/sun/star/sheet/XCellRangesQuery.hpp>
+#include <com/sun/star/sheet/XSheetAnnotation.hpp>
+#include <com/sun/star/sheet/XSheetAnnotationsSupplier.hpp>
 #include <com/sun/star/sheet/XSheetCellRanges.hpp>
 #include <com/sun/star/sheet/XSheetCellCursor.hpp>
 #include <com/sun/star/sheet/XSheetCellRange.hpp>
@@ -352,6 +353,34 @@ void addCharts(const Reference<css::uno::XComponentContext>& context,
                  rectangle, plots[p], block);
     }
 }
+
+// Whether block of sheet holds anything a report would replace: a value,
+// text or formula in a cell, or a note. The empty cells are counted, as
+// Calc 7.4's queryContentCells answers a range without content with the
+// cells of the nearest filled column to its left.
+bool holdsSomething(const Reference<css::sheet::XSpreadsheet>& sheet, const css::table::CellRangeAddress& block)
+{
+    const Reference<css::sheet::XCellRangesQuery> query(
+        Reference<css::table::XCellRange>(sheet, UNO_QUERY_THROW)
+            ->getCellRangeByPosition(block.StartColumn, block.StartRow, block.EndColumn, block.EndRow),
+        UNO_QUERY_THROW);
+    sal_Int64 empty = 0;
+    for (const css::table::CellRangeAddress& part : query->queryEmptyCells()->getRangeAddresses())
+        empty += sal_Int64(part.EndColumn - part.StartColumn + 1) * (part.EndRow - part.StartRow + 1);
+    if (empty < sal_Int64(block.EndColumn - block.StartColumn + 1) * (block.EndRow - block.StartRow + 1))
+        return true;
+    const Reference<css::container::XIndexAccess> notes(
+        Reference<css::sheet::XSheetAnnotationsSupplier>(sheet, UNO_QUERY_THROW)->getAnnotations(), UNO_QUERY_THROW);
+    for (sal_Int32 i = 0; i < notes->getCount(); ++i)
+    {
+        const css::table::CellAddress at =
+            Reference<css::sheet::XSheetAnnotation>(notes->getByIndex(i), UNO_QUERY_THROW)->getPosition();
+        if (at.Column >= block.StartColumn && at.Column <= block.EndColumn && at.Row >= block.StartRow
+            && at.Row <= block.EndRow)
+            return true;
+    }
+    return false;
+}
 } // namespace
 
 OUString writeReport(const Reference<css::uno::XComponentContext>& context, const Reference<css::frame::XFrame>& frame,
@@ -485,15 +514,7 @@ OUString writeReport(const Reference<css::uno::XComponentContext>& context, cons
                                     && request.replace_block.StartRow == block.StartRow
                                     && request.replace_block.EndColumn == block.EndColumn
                                     && request.replace_block.EndRow == block.EndRow;
-            if (!(request.replace_confirmed && same_block)
-                && Reference<css::sheet::XCellRangesQuery>(
-                       Reference<css::table::XCellRange>(target_sheet, UNO_QUERY_THROW)
-                           ->getCellRangeByPosition(block.StartColumn, block.StartRow, block.EndColumn, block.EndRow),
-                       UNO_QUERY_THROW)
-                       ->queryContentCells(css::sheet::CellFlags::VALUE | css::sheet::CellFlags::DATETIME
-                                           | css::sheet::CellFlags::STRING | css::sheet::CellFlags::FORMULA
-                                           | css::sheet::CellFlags::ANNOTATION)
-                       ->hasElements())
+            if (!(request.replace_confirmed && same_block) && holdsSomething(target_sheet, block))
                 throw ReplaceQuestion("Results to cell: the report's block " + toUtf8(rangeReference(document, block, false))
                                           + " holds data, which the report would replace. Click OK again to "
                                             "replace it (Undo restores it), or choose another cell.",

@@ -556,8 +556,12 @@ def check_variants(results, document, frame, fields, formulas):
     results.check("undo: one undo ('%s') removes the whole report" % title,
                   message == "" and sheets.getCount() == count and not sheets.hasByName("Gaussian mixture 2"))
 
-    # Results to a cell of this sheet.
+    # Results to a cell of this sheet, beside a filled column (Calc 7.4's
+    # queryContentCells answers the empty block with that column's cells:
+    # no question is asked over empty cells).
     controller.setActiveSheet(data)
+    beside = data.getCellRangeByName("O1:O200")
+    beside.setDataArray(tuple((float(r),) for r in range(200)))
     message = run_dialog(frame, "lts", dict(fields["lts"], target="A cell of this sheet", target_cell="$Data.$P$1"))
     results.check("results to a cell: the report starts at P1 of the data sheet, its chart there",
                   message == "" and data.getCellRangeByName("P1").getString() == "Robust regression (LTS)"
@@ -567,6 +571,7 @@ def check_variants(results, document, frame, fields, formulas):
     results.check("results to a cell: one undo removes the report's cells and chart, the data stay",
                   data.getCellRangeByName("P1").getString() == "" and not data.getCharts().getElementNames()
                   and data.getCellRangeByName("A1").getString() == "eruptions")
+    beside.clearContents(1023)
 
     # Results to a cell over data: asked in the message line first, with
     # nothing written; OK again replaces it (without running again), and one
@@ -591,6 +596,14 @@ def check_variants(results, document, frame, fields, formulas):
                   kept.getString() == "keep me" and data.getCellRangeByName("P1").getString() == ""
                   and not data.getCharts().getElementNames(), kept.getString())
     kept.setString("")
+    # A note alone in the block is asked about too.
+    from com.sun.star.table import CellAddress
+    notes = data.getAnnotations()
+    notes.insertNew(CellAddress(data.getRangeAddress().Sheet, 17, 7), "a note")  # R8
+    message = run_dialog(frame, "lts", dict(fields["lts"], target="A cell of this sheet", target_cell="$Data.$P$1"))
+    results.check("results to a cell over a note: asked first, nothing written",
+                  REPLACE_QUESTION in message and data.getCellRangeByName("P1").getString() == "", message)
+    notes.removeByIndex(notes.getCount() - 1)
 
     # Results to a new document.
     components = office_documents(document)
