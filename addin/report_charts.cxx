@@ -103,8 +103,9 @@ std::size_t columnOf(const ReportTable* table, const std::string& header)
 
 // A column's label as a chart shows it (axis title, series name), cut to
 // kLongestLabel characters: a 20,000-character label held the office for
-// about 45 s while the chart laid it out (the tables keep it whole).
-constexpr std::size_t kLongestLabel = 100;
+// about 45 s while the chart laid it out, and a legend of labels of 100
+// characters overlapped itself (the tables keep them whole).
+constexpr std::size_t kLongestLabel = 40;
 
 std::string label(const InputRange& input, std::size_t column, const char* fallback)
 {
