@@ -627,7 +627,7 @@ void runOrderStatistics(const Request& request, const Functions& functions, Outc
                 put(Any(OUString()), OUString());
             continue;
         }
-        put(Any(functions->gpuSmall(group, 1.0)), "=GPUSMALL(" + reference + ";1)");
+        put(functions->gpuSmall(group, column({ 1.0 })), "=GPUSMALL(" + reference + ";1)");
         for (double p : quantiles)
         {
             // One p gives a number, as PERCENTILE.INC does; a range an array.
@@ -635,8 +635,8 @@ void runOrderStatistics(const Request& request, const Functions& functions, Outc
             functions->gpuQuantile(group, column({ p })) >>= quantile;
             put(Any(quantile), "=GPUQUANTILE(" + reference + ";" + num(p) + ")");
         }
-        put(Any(functions->gpuMedian(group, {})), "=GPUMEDIAN(" + reference + ")");
-        put(Any(functions->gpuLarge(group, 1.0)), "=GPULARGE(" + reference + ";1)");
+        put(Any(functions->gpuMedian(group, STATGPU_GPUMEDIAN_NUMBERED_OMITTED, {})), "=GPUMEDIAN(" + reference + ")");
+        put(functions->gpuLarge(group, column({ 1.0 })), "=GPULARGE(" + reference + ";1)");
         if (request.charts && g < 6)
         {
             std::vector<double> ps;

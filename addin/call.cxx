@@ -3,6 +3,7 @@
 
 #include <rtl/math.hxx>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -134,11 +135,14 @@ RegressionRows readRegressionRows(const Range& y, const Range& x, sal_Int16 y_po
     rows.predictors = static_cast<std::size_t>(x[0].getLength());
     if (rows.predictors == 0)
         raiseCalcError(CalcError::IllegalArgument, "X has no column", x_position);
-    rows.complete.assign(static_cast<std::size_t>(row_count), false);
+    // The rows below the last one holding anything in Y or X are no
+    // observations and get no row of a per-row output (usedRowCount).
+    const sal_Int32 used_rows = std::max(usedRowCount(y), usedRowCount(x));
+    rows.complete.assign(static_cast<std::size_t>(used_rows), false);
     std::vector<double> row_major;
     row_major.reserve(cellCount(x));
-    rows.y.reserve(static_cast<std::size_t>(row_count));
-    for (sal_Int32 row = 0; row < row_count; ++row)
+    rows.y.reserve(static_cast<std::size_t>(used_rows));
+    for (sal_Int32 row = 0; row < used_rows; ++row)
     {
         const Sequence<Any>& cells = x[row];
         if (static_cast<std::size_t>(cells.getLength()) != rows.predictors)
@@ -272,8 +276,10 @@ Observations readObservations(const Range& data, sal_Int16 position)
 {
     const auto start = std::chrono::steady_clock::now();
     Observations observations;
-    const sal_Int32 rows = data.getLength();
-    observations.variables = rows > 0 ? static_cast<std::size_t>(data[0].getLength()) : 0;
+    // The rows below the last one holding anything are no observations and
+    // get no row of a per-row output (usedRowCount).
+    const sal_Int32 rows = usedRowCount(data);
+    observations.variables = data.getLength() > 0 ? static_cast<std::size_t>(data[0].getLength()) : 0;
     observations.complete.assign(static_cast<std::size_t>(rows), false);
     std::vector<double> row_major;
     row_major.reserve(cellCount(data));

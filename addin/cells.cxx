@@ -12,6 +12,7 @@
 #include <rtl/math.hxx>
 
 #include <cmath>
+#include <utility>
 
 namespace statgpu::addin
 {
@@ -77,6 +78,56 @@ void setOfficeContext(const css::uno::Reference<css::uno::XComponentContext>& co
     officeContext() = context;
 }
 
+namespace
+{
+// The office's locale (Tools > Options > Language Settings > Languages >
+// Locale setting, or the system's where that is "Default").
+css::lang::Locale officeLocale(const css::uno::Reference<css::uno::XComponentContext>& context)
+{
+    const css::uno::Reference<css::lang::XMultiServiceFactory> provider =
+        css::configuration::theDefaultProvider::get(context);
+    rtl::OUString tag = configurationValue(provider, "/org.openoffice.Setup/L10N", "ooSetupSystemLocale");
+    if (tag.isEmpty())  // "Default": the system's
+        tag = configurationValue(provider, "/org.openoffice.System/L10N", "Locale");
+    // A BCP 47 tag: "de-DE" as language and country, anything longer as
+    // the office writes such tags ("qlt" and the tag).
+    const sal_Int32 dash = tag.indexOf('-');
+    const bool simple = dash > 0 && tag.indexOf('-', dash + 1) < 0;
+    return simple ? css::lang::Locale(tag.copy(0, dash), tag.copy(dash + 1), "")
+           : dash < 0 ? css::lang::Locale(tag, "", "")
+                      : css::lang::Locale("qlt", "", tag);
+}
+
+// The words the office's locale writes TRUE and FALSE with ("WAHR" and
+// "FALSCH" in German), which Calc reads as 1 and 0 where a number is needed;
+// English's where the locale cannot be read.
+std::pair<rtl::OUString, rtl::OUString> officeBooleanWords()
+{
+    try
+    {
+        const css::uno::Reference<css::uno::XComponentContext>& context = officeContext();
+        if (context.is())
+        {
+            const Sequence<rtl::OUString> words =
+                css::i18n::LocaleData2::create(context)->getReservedWord(officeLocale(context));
+            // css::i18n::reservedWords: TRUE_WORD 0, FALSE_WORD 1.
+            if (words.getLength() > 1 && !words[0].isEmpty() && !words[1].isEmpty())
+                return { words[0], words[1] };
+        }
+    }
+    catch (const css::uno::Exception&)
+    {
+    }
+    return { "TRUE", "FALSE" };
+}
+
+// Whether text is word in any case, as Calc compares a boolean word.
+bool sameWord(const rtl::OUString& text, const rtl::OUString& word)
+{
+    return text.equalsIgnoreAsciiCase(word) || text.toAsciiUpperCase() == word.toAsciiUpperCase();
+}
+} // namespace
+
 sal_Unicode officeDecimalSeparator()
 {
     try
@@ -84,19 +135,8 @@ sal_Unicode officeDecimalSeparator()
         const css::uno::Reference<css::uno::XComponentContext>& context = officeContext();
         if (!context.is())
             return '.';
-        const css::uno::Reference<css::lang::XMultiServiceFactory> provider =
-            css::configuration::theDefaultProvider::get(context);
-        rtl::OUString tag = configurationValue(provider, "/org.openoffice.Setup/L10N", "ooSetupSystemLocale");
-        if (tag.isEmpty())  // "Default": the system's
-            tag = configurationValue(provider, "/org.openoffice.System/L10N", "Locale");
-        // A BCP 47 tag: "de-DE" as language and country, anything longer as
-        // the office writes such tags ("qlt" and the tag).
-        const sal_Int32 dash = tag.indexOf('-');
-        const bool simple = dash > 0 && tag.indexOf('-', dash + 1) < 0;
-        const css::lang::Locale locale = simple ? css::lang::Locale(tag.copy(0, dash), tag.copy(dash + 1), "")
-                                         : dash < 0 ? css::lang::Locale(tag, "", "")
-                                                    : css::lang::Locale("qlt", "", tag);
-        const rtl::OUString decimal = css::i18n::LocaleData2::create(context)->getLocaleItem(locale).decimalSeparator;
+        const rtl::OUString decimal =
+            css::i18n::LocaleData2::create(context)->getLocaleItem(officeLocale(context)).decimalSeparator;
         return decimal.getLength() == 1 ? decimal[0] : u'.';
     }
     catch (const css::uno::Exception&)
@@ -108,6 +148,13 @@ sal_Unicode officeDecimalSeparator()
 bool textToNumber(const rtl::OUString& text, double& value)
 {
     rtl::OUString number = text.trim();
+    // The locale's words for TRUE and FALSE are 1 and 0, as Calc reads them.
+    const auto [true_word, false_word] = officeBooleanWords();
+    if (sameWord(number, true_word) || sameWord(number, false_word))
+    {
+        value = sameWord(number, true_word) ? 1.0 : 0.0;
+        return true;
+    }
     // The locale's decimal separator, as Calc reads text where a number is
     // needed. Where it is not '.', a text with '.' is refused rather than read
     // one way or the other: "1.000" is a thousand to a German reader, 1 to an
@@ -143,6 +190,21 @@ std::size_t cellCount(const Sequence<Sequence<Any>>& range)
     for (const Sequence<Any>& row : range)
         count += static_cast<std::size_t>(row.getLength());
     return count;
+}
+
+sal_Int32 usedRowCount(const Sequence<Sequence<Any>>& range)
+{
+    sal_Int32 rows = range.getLength();
+    for (; rows > 0; --rows)
+        for (const Any& cell : range[rows - 1])
+        {
+            double value;
+            const CellKind kind = classifyCell(cell, value);
+            if (kind == CellKind::Text ? !static_cast<const rtl::OUString*>(cell.getValue())->isEmpty()
+                                       : kind != CellKind::Empty)
+                return rows;
+        }
+    return 0;
 }
 
 bool readCell(const Any& cell, CellPolicy policy, sal_Int16 argument_position, double& value)

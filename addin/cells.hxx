@@ -55,7 +55,9 @@ inline constexpr CellPolicy kParameterCells{ EmptyCells::AsZero, TextCells::Conv
 // needed under its default setting ("Convert also locale dependent"): white
 // space around it is ignored, the decimal separator of the office's locale
 // (officeDecimalSeparator), an exponent and a trailing percent sign are read
-// ("0.5", " .5", "5E-1" and "50%" are 0.5 in English; "0,5" in German).
+// ("0.5", " .5", "5E-1" and "50%" are 0.5 in English; "0,5" in German), and
+// the locale's words for TRUE and FALSE in any case are 1 and 0 ("true" in
+// English, "WAHR" in German).
 // Returns false for anything else, which Calc answers with #VALUE!: empty
 // text, "0,5" in English, "abc", a number too large for a double, and in a
 // locale whose decimal separator is not '.' any text with a '.' ("1.000":
@@ -90,5 +92,13 @@ void appendNumbers(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& 
 
 // The count of cells of a range (rows may differ in length in a UNO sequence).
 std::size_t cellCount(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& range);
+
+// The rows of range down to the last one holding anything (a number, a text
+// that is not empty): a whole column (A:A) handed over as its 1,048,576 rows
+// counts as the rows its data fills. A function's per-row output ends there;
+// the rows below hold no data to label, and Calc 7.4 takes time quadratic in
+// the length of a non-numeric run to read an array result (a million empty
+// texts took about a minute).
+sal_Int32 usedRowCount(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& range);
 
 } // namespace statgpu::addin

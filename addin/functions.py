@@ -28,8 +28,11 @@ The argument types are the ones that let Calc hand us what we need:
                                every argument of this type optional, and only
                                those.
   sequence< any >              as the last argument: any number of further
-                               arguments (MEDIAN's Number 2, 3, ...), each a
-                               value or a range as for any.
+                               arguments, each a value or a range as for any;
+                               but in an array formula Calc calls the function
+                               once per cell of a range given there, so
+                               GPUMEDIAN declares 29 arguments of type any
+                               first (MEDIAN_NUMBERED_ARGUMENTS).
 
 A range argument (sequence< sequence< any > >) is never optional: Calc answers
 Err:511 when it is left out, as for PERCENTILE.INC's p. The Function Wizard
@@ -63,27 +66,44 @@ DATA = Argument(
     "data", RANGE, "Data",
     "The numbers: a range or an array. Empty cells and text are skipped, as MEDIAN skips them.")
 
+# GPUMEDIAN's Data 2 ... Data 30 are arguments of their own, of type any,
+# before the sequence< any > that takes the rest: Calc gives an add-in's
+# further arguments (those past its declared ones) the parameter class Value,
+# so an array formula calls the function once per cell of a range given
+# there ({=SUM(GPUMEDIAN(A1;5;C1:C3))} had summed three medians, each with one
+# cell of C1:C3), where an argument of type any is a Reference, read whole.
+MEDIAN_NUMBERED_ARGUMENTS = 30
+
 FUNCTIONS = [
     Function(
         "gpuMedian", "GPUMEDIAN", "double",
         "Returns the median of the numbers in Data, exactly as MEDIAN does, "
         "computed by the statgpu engine (on the GPU when one is available).",
-        [DATA,
-         Argument("moreData", "sequence< any >", "Data",
-                  "More numbers, ranges or arrays, as many as you like: all of them together are "
-                  "the data, as in MEDIAN(A1:A10; C1:C10; 5).")]),
+        [DATA]
+        + [Argument("data%d" % number, "any", "Data %d" % number,
+                    "More numbers: a range, an array or a number; all the arguments together are the "
+                    "data, as in MEDIAN(A1:A10; C1:C10; 5).")
+           for number in range(2, MEDIAN_NUMBERED_ARGUMENTS + 1)]
+        + [Argument("moreData", "sequence< any >", "Data",
+                    "Yet more numbers, ranges or arrays, up to the 255 arguments MEDIAN takes.")]),
     Function(
-        "gpuSmall", "GPUSMALL", "double",
-        "Returns the k-th smallest number in Data, exactly as SMALL does.",
+        "gpuSmall", "GPUSMALL", "any",
+        "Returns the k-th smallest number in Data, exactly as SMALL does. "
+        "A range of k gives an array of results of the same shape.",
         [DATA,
-         Argument("k", "double", "k",
-                  "The rank from the smallest, from 1 to the count of numbers; a fraction is rounded down.")]),
+         Argument("k", RANGE, "k",
+                  "The rank from the smallest, from 1 to the count of numbers (a fraction is rounded "
+                  "down), or a range of ranks (enter the formula as an array formula over a range of "
+                  "that shape).")]),
     Function(
-        "gpuLarge", "GPULARGE", "double",
-        "Returns the k-th largest number in Data, exactly as LARGE does.",
+        "gpuLarge", "GPULARGE", "any",
+        "Returns the k-th largest number in Data, exactly as LARGE does. "
+        "A range of k gives an array of results of the same shape.",
         [DATA,
-         Argument("k", "double", "k",
-                  "The rank from the largest, from 1 to the count of numbers; a fraction is rounded down.")]),
+         Argument("k", RANGE, "k",
+                  "The rank from the largest, from 1 to the count of numbers (a fraction is rounded "
+                  "down), or a range of ranks (enter the formula as an array formula over a range of "
+                  "that shape).")]),
     Function(
         "gpuQuantile", "GPUQUANTILE", "any",
         "Returns the p-quantile of the numbers in Data, exactly as PERCENTILE.INC does. "
@@ -101,7 +121,8 @@ FUNCTIONS = [
         "array formula over a range of that size.",
         [Argument("data", RANGE, "Data",
                   "The observations: one row each, one column per variable. A row with an empty "
-                  "or text cell is left out of the clustering, and its label is empty."),
+                  "or text cell is left out of the clustering, and its label is empty. The labels end at "
+                  "Data's last row holding anything: a whole column gives as many as its data fills."),
          Argument("k", "double", "k",
                   "The number of clusters, from 1 to the number of complete rows; a fraction is "
                   "rounded down."),
@@ -128,7 +149,8 @@ FUNCTIONS = [
         "formula over a range of that size.",
         [Argument("y", RANGE, "Y",
                   "The response: one column. A row with an empty or text cell in Y or X is left out "
-                  "of the fit, and its weight and residual are empty."),
+                  "of the fit, and its weight and residual are empty. The per-row outputs end at the last "
+                  "row of Y or X holding anything: a whole column gives as many as its data fills."),
          Argument("x", RANGE, "X",
                   "The predictors: one or more columns, with as many rows as Y."),
          Argument("alpha", "any", "Alpha",
@@ -191,7 +213,8 @@ FUNCTIONS = [
         "log density. Enter it as an array formula over a range of that size.",
         [Argument("data", RANGE, "Data",
                   "The observations: one row each, one column per variable. A row with an empty or "
-                  "text cell is left out of the fit, and its per-row outputs are empty."),
+                  "text cell is left out of the fit, and its per-row outputs are empty. They end at Data's "
+                  "last row holding anything: a whole column gives as many as its data fills."),
          Argument("k", RANGE, "k",
                   "The number of components, from 1 to the number of complete rows (a fraction is "
                   "rounded down); or a range or array of candidate numbers ({1;2;3;4}): every one is "
@@ -235,8 +258,8 @@ FUNCTIONS = [
                   "\"parameters\" (the default: a row per data set and component: data set, component, "
                   "weight alpha, mean mu, shape lambda), \"summary\" (a row per data set: data set, "
                   "values, log-likelihood, iterations, converged, best start, re-seeded components, "
-                  "status) or \"labels\" (the shape of Data: the most likely component, 1 to k, of "
-                  "each value)."),
+                  "status) or \"labels\" (the shape of Data down to its last row holding anything: the "
+                  "most likely component, 1 to k, of each value)."),
          Argument("starts", "any", "Starts",
                   "Random starts per data set, from 1 to 1000; the start of the highest likelihood is "
                   "kept. Default 10."),

@@ -11,6 +11,7 @@ does not rebuild the component.
 
 import argparse
 import os
+import re
 import sys
 from xml.sax.saxutils import escape, quoteattr
 
@@ -165,6 +166,21 @@ def header_text():
             out.append("inline constexpr short %s = %d;" % (a.name, position))
         out.append("} // namespace %s" % function.method)
     out += ["} // namespace argument", ""]
+    # A function's run of numbered arguments of type any (GPUMEDIAN's data2,
+    # data3, ...) as C++ parameters and as the addresses of those parameters,
+    # and as all of them left out, so that the method's declaration and its
+    # callers follow the table.
+    for function in table.FUNCTIONS:
+        numbered = [a.name for a in function.arguments if re.fullmatch(r"[a-z]+\d+", a.name) and a.type == "any"]
+        if not numbered:
+            continue
+        out.append("#define STATGPU_%s_NUMBERED_PARAMETERS \\" % function.display)
+        out.append("    " + ", ".join("const css::uno::Any& %s" % name for name in numbered))
+        out.append("#define STATGPU_%s_NUMBERED_ADDRESSES \\" % function.display)
+        out.append("    " + ", ".join("&%s" % name for name in numbered))
+        out.append("#define STATGPU_%s_NUMBERED_OMITTED \\" % function.display)
+        out.append("    " + ", ".join(["css::uno::Any()"] * len(numbered)))
+        out.append("")
     out.append("inline constexpr FunctionInfo kFunctions[] = {")
     for function in table.FUNCTIONS:
         arguments = ("k_%s_arguments" % function.method) if function.arguments else "nullptr"

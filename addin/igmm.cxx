@@ -22,8 +22,9 @@ struct DataSets
 DataSets readDataSets(const Range& data)
 {
     DataSets sets;
-    sets.row_count = data.getLength();
-    const sal_Int32 columns = sets.row_count > 0 ? data[0].getLength() : 0;
+    // The labels end at the last row holding anything (usedRowCount).
+    sets.row_count = usedRowCount(data);
+    const sal_Int32 columns = data.getLength() > 0 ? data[0].getLength() : 0;
     sets.values.resize(static_cast<std::size_t>(columns));
     sets.rows.resize(static_cast<std::size_t>(columns));
     for (sal_Int32 row = 0; row < sets.row_count; ++row)

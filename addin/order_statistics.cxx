@@ -31,15 +31,31 @@ std::vector<double> readData(const Range& data, std::size_t more_cells = 0)
     return numbers;
 }
 
+// MEDIAN's further arguments (Number 2, 3, ...), each as Calc hands an add-in
+// a value or a range: GPUMEDIAN's Data 2 ... Data 30 and then the rest.
+// Calc hands an argument left out in the middle (;;) and one not given at
+// all alike, as a void; a void before a later argument is one left out,
+// which MEDIAN counts as 0, and the voids after the last argument given are
+// no arguments.
+std::vector<const Any*> moreArguments(const std::initializer_list<const Any*> numbered, const Sequence<Any>& rest)
+{
+    std::vector<const Any*> given(numbered);
+    for (const Any& argument : rest)
+        given.push_back(&argument);
+    while (!given.empty() && !given.back()->hasValue())
+        given.pop_back();
+    return given;
+}
+
 // The cells of MEDIAN's further arguments that are ranges, for one allocation.
-std::size_t moreDataCells(const Sequence<Any>& more)
+std::size_t moreDataCells(const std::vector<const Any*>& more)
 {
     std::size_t cells = 0;
-    for (const Any& argument : more)
+    for (const Any* argument : more)
     {
         // An Any holds a sequence by reference: peeking at it copies nothing.
-        if (argument.getValueType() == cppu::UnoType<Range>::get())
-            cells += cellCount(*static_cast<const Range*>(argument.getValue()));
+        if (argument->getValueType() == cppu::UnoType<Range>::get())
+            cells += cellCount(*static_cast<const Range*>(argument->getValue()));
         else
             cells += 1;
     }
@@ -54,29 +70,29 @@ statgpu_vector scratchVector(std::vector<double>& numbers)
     return statgpu_vector{ numbers.data(), numbers.size(), STATGPU_DTYPE_FLOAT64, STATGPU_MEMORY_HOST_SCRATCH };
 }
 
-// MEDIAN's further arguments (Number 2, 3, ...), each as Calc hands an add-in
-// a value or a range: a range or an array is read as Data; a number (a
-// boolean is one) counts; an argument left out (;;) counts as 0, as MEDIAN
-// counts it; text is skipped, because Calc hands over a reference to a text
-// cell (which MEDIAN skips) and a text constant (which MEDIAN refuses) alike.
-// Calc also hands over a reference to one empty cell as the number 0, where
-// MEDIAN skips it; a range of one cell (D1:D1) keeps it empty.
-void appendMoreData(const Sequence<Any>& more, std::vector<double>& numbers)
+// MEDIAN's further arguments, each read as MEDIAN reads it: a range or an
+// array is read as Data; a number (a boolean is one) counts; an argument
+// left out (;;) counts as 0, as MEDIAN counts it; text is skipped, because
+// Calc hands over a reference to a text cell (which MEDIAN skips) and a text
+// constant (which MEDIAN refuses) alike. Calc also hands over a reference to
+// one empty cell as the number 0, where MEDIAN skips it; a range of one cell
+// (D1:D1) keeps it empty.
+void appendMoreData(const std::vector<const Any*>& more, std::vector<double>& numbers)
 {
     const auto start = std::chrono::steady_clock::now();
     sal_Int16 position = kSecondArgument;
-    for (const Any& argument : more)
+    for (const Any* argument : more)
     {
         Range range;
         double value = 0.0;
-        if (argument >>= range)
+        if (*argument >>= range)
         {
             appendNumbers(range, kDataCells, position, numbers);
             t_call_times.cells += cellCount(range);
         }
-        else if (!argument.hasValue())
+        else if (!argument->hasValue())
             numbers.push_back(0.0);
-        else if (readCell(argument, kDataCells, position, value))
+        else if (readCell(*argument, kDataCells, position, value))
             numbers.push_back(value);
         ++position;
     }
@@ -103,16 +119,54 @@ double checkProbability(double p)
     return p;
 }
 
+// The second argument of SMALL, LARGE and PERCENTILE.INC (k or p): one
+// number, or a range or array of them, cell by cell as Calc reads those
+// functions' k and p (an empty cell is 0, text is converted). Calc 7.4's
+// SMALL and LARGE take an array of k as PERCENTILE.INC takes one of p, and
+// give an array of results of its shape (a plain formula shows the first).
+std::vector<double> readSecondArgument(const Range& given, const char* name)
+{
+    std::vector<double> numbers;
+    appendNumbers(given, kParameterCells, kSecondArgument, numbers);
+    if (numbers.empty())
+        raiseCalcError(CalcError::IllegalArgument, (std::string(name) + " is empty").c_str(), kSecondArgument);
+    return numbers;
+}
+
+// The results for each k or p in the shape of the argument they came from:
+// one number where that was one cell, else an array. Calc's functions give
+// an error in one cell only where one k or p is bad; an add-in cannot return
+// errors cell by cell, so one bad k or p fails the whole array.
+Any shapedAs(const Range& shape, const std::vector<double>& results)
+{
+    if (results.size() == 1)
+        return Any(finiteResult(results[0]));
+    Sequence<Sequence<double>> cells(shape.getLength());
+    Sequence<double>* cells_row = cells.getArray();
+    std::size_t next = 0;
+    for (const Sequence<Any>& shape_row : shape)
+    {
+        cells_row->realloc(shape_row.getLength());
+        double* cell = cells_row->getArray();
+        for (sal_Int32 column = 0; column < shape_row.getLength(); ++column)
+            cell[column] = finiteResult(results[next++]);
+        ++cells_row;
+    }
+    return Any(cells);
+}
+
 // KMEANS' Data, row by row: a row is an observation when every cell of it
 // gives a number (kDataCells: an empty or text cell makes the row missing).
 
 } // namespace
 
-double SAL_CALL StatGpuAddIn::gpuMedian(const Range& data, const Sequence<Any>& moreData)
+double SAL_CALL StatGpuAddIn::gpuMedian(const Range& data, STATGPU_GPUMEDIAN_NUMBERED_PARAMETERS,
+                                        const Sequence<Any>& moreData)
 {
     return guarded([&] {
-        std::vector<double> numbers = readData(data, moreDataCells(moreData));
-        appendMoreData(moreData, numbers);
+        const std::vector<const Any*> more = moreArguments({ STATGPU_GPUMEDIAN_NUMBERED_ADDRESSES }, moreData);
+        std::vector<double> numbers = readData(data, moreDataCells(more));
+        appendMoreData(more, numbers);
         double median = 0.0;
         const statgpu_vector vector = scratchVector(numbers);
         runEngine("GPUMEDIAN",
@@ -121,47 +175,40 @@ double SAL_CALL StatGpuAddIn::gpuMedian(const Range& data, const Sequence<Any>& 
     });
 }
 
-double StatGpuAddIn::kthSmallest(std::vector<double>& numbers, std::size_t rank)
+Any StatGpuAddIn::orderStatistics(const Range& data, const Range& k, bool largest, const char* title)
 {
-    double value = 0.0;
+    std::vector<double> numbers = readData(data);
+    const std::vector<double> given = readSecondArgument(k, "k");
+    // The k-th largest is the (n-k+1)-th smallest.
+    std::vector<std::size_t> ranks;
+    ranks.reserve(given.size());
+    for (double rank : given)
+        ranks.push_back(largest ? numbers.size() - readRank(rank, numbers.size()) + 1
+                                : readRank(rank, numbers.size()));
+    std::vector<double> values(ranks.size());
     const statgpu_vector vector = scratchVector(numbers);
-    runEngine("GPUSMALL",
-              [&](statgpu_context* context) { return statgpu_vector_select(context, &vector, &rank, 1, &value); });
-    return finiteResult(value);
+    runEngine(title, [&](statgpu_context* context) {
+        return statgpu_vector_select(context, &vector, ranks.data(), ranks.size(), values.data());
+    });
+    return shapedAs(k, values);
 }
 
-double SAL_CALL StatGpuAddIn::gpuSmall(const Range& data, double k)
+Any SAL_CALL StatGpuAddIn::gpuSmall(const Range& data, const Range& k)
 {
-    return guarded([&] {
-        std::vector<double> numbers = readData(data);
-        return kthSmallest(numbers, readRank(k, numbers.size()));
-    });
+    return guarded([&] { return orderStatistics(data, k, false, "GPUSMALL"); });
 }
 
-double SAL_CALL StatGpuAddIn::gpuLarge(const Range& data, double k)
+Any SAL_CALL StatGpuAddIn::gpuLarge(const Range& data, const Range& k)
 {
-    return guarded([&] {
-        std::vector<double> numbers = readData(data);
-        // The k-th largest is the (n-k+1)-th smallest.
-        return kthSmallest(numbers, numbers.size() - readRank(k, numbers.size()) + 1);
-    });
+    return guarded([&] { return orderStatistics(data, k, true, "GPULARGE"); });
 }
 
 Any SAL_CALL StatGpuAddIn::gpuQuantile(const Range& data, const Range& p)
 {
     return guarded([&] {
         std::vector<double> numbers = readData(data);
-
-        // p is one number (Calc hands it over as a 1 x 1 range) or a range of
-        // them (an array formula over a range of p): then the result has the
-        // range's shape. Calc's PERCENTILE.INC would give an error in one cell
-        // only where one p is bad; an add-in cannot return errors cell by
-        // cell, so one bad p fails the whole array. An empty cell is 0 and
-        // text is converted, as PERCENTILE.INC reads p.
-        std::vector<double> probabilities;
-        appendNumbers(p, kParameterCells, kSecondArgument, probabilities);
-        if (probabilities.empty())
-            raiseCalcError(CalcError::IllegalArgument, "p is empty", kSecondArgument);
+        // p as PERCENTILE.INC reads it; a range of p gives a range of quantiles.
+        const std::vector<double> probabilities = readSecondArgument(p, "p");
         for (double probability : probabilities)
             checkProbability(probability);
         std::vector<double> quantiles(probabilities.size());
@@ -170,20 +217,7 @@ Any SAL_CALL StatGpuAddIn::gpuQuantile(const Range& data, const Range& p)
             return statgpu_vector_quantiles(context, &vector, probabilities.data(), probabilities.size(),
                                             quantiles.data());
         });
-        if (quantiles.size() == 1)
-            return Any(finiteResult(quantiles[0]));
-        Sequence<Sequence<double>> result(p.getLength());
-        Sequence<double>* result_row = result.getArray();
-        std::size_t next = 0;
-        for (const Sequence<Any>& p_row : p)
-        {
-            result_row->realloc(p_row.getLength());
-            double* quantile = result_row->getArray();
-            for (sal_Int32 column = 0; column < p_row.getLength(); ++column)
-                quantile[column] = finiteResult(quantiles[next++]);
-            ++result_row;
-        }
-        return Any(result);
+        return shapedAs(p, quantiles);
     });
 }
 

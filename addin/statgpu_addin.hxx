@@ -15,6 +15,8 @@
 #include <cppuhelper/implbase4.hxx>
 #include <org/statgpu/XStatGpu.hpp>
 
+#include "statgpu_functions.hxx"
+
 #include <com/sun/star/uno/XComponentContext.hpp>
 
 #include <atomic>
@@ -70,10 +72,14 @@ public:
     OUString SAL_CALL getDisplayCategoryName(const OUString& programmatic_name) override;
 
     // XStatGpu: the Calc functions
+    // Data 2 ... Data 30 as numbered parameters (data2, ...; addin/functions.py).
     double SAL_CALL gpuMedian(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& data,
+                              STATGPU_GPUMEDIAN_NUMBERED_PARAMETERS,
                               const css::uno::Sequence<css::uno::Any>& moreData) override;
-    double SAL_CALL gpuSmall(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& data, double k) override;
-    double SAL_CALL gpuLarge(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& data, double k) override;
+    css::uno::Any SAL_CALL gpuSmall(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& data,
+                                    const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& k) override;
+    css::uno::Any SAL_CALL gpuLarge(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& data,
+                                    const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& k) override;
     css::uno::Any SAL_CALL gpuQuantile(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& data,
                                        const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& p) override;
     css::uno::Any SAL_CALL kmeans(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& data, double k,
@@ -105,9 +111,12 @@ private:
     template <typename Call> void runEngine(const char* title, Call&& call);
     // The engine context, created at first use; the caller holds engine_mutex_.
     statgpu_context* engineContext();
-    // The rank-th smallest of numbers (1 <= rank <= size), through the
-    // engine, which may reorder numbers instead of copying them.
-    double kthSmallest(std::vector<double>& numbers, std::size_t rank);
+    // GPUSMALL (largest false) and GPULARGE: the k-th smallest or largest of
+    // Data's numbers for each k, through the engine, which may reorder the
+    // numbers read instead of copying them.
+    css::uno::Any orderStatistics(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& data,
+                                  const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& k, bool largest,
+                                  const char* title);
     // k-means of n_obs rows (column-major, leading dimension n_obs), through the engine.
     std::unique_ptr<statgpu_kmeans_result, void (*)(statgpu_kmeans_result*)>
     fitKmeans(const std::vector<double>& values, std::size_t n_obs, std::size_t n_vars, std::size_t k,

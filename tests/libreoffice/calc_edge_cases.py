@@ -11,8 +11,10 @@ would count the left-out rows as outliers, AVERAGE would divide by 12).
 
 The arguments of the order statistics are read as the built-ins read them:
 GPUMEDIAN takes several numbers, ranges and arrays as MEDIAN does, and
-GPUQUANTILE's p given as text ("0.5", " .5", "50%") is the number it shows, as
-PERCENTILE.INC converts it; text that shows no number is #VALUE! for both. Each
+GPUQUANTILE's p given as text ("0.5", " .5", "50%", "TRUE") is the number it
+shows, as PERCENTILE.INC converts it; text that shows no number is #VALUE! for
+both. GPUSMALL's and GPULARGE's k may be a range or an array, as SMALL's and
+LARGE's: an array formula gives the array, a normal one its first value. Each
 case is compared with the built-in on the same arguments, exactly. What Calc
 never hands an add-in is checked as Calc's own answer: a reference list
 (A1:A5~B1:B2) is Err:504 before statgpu is called. A summary entered into one
@@ -32,6 +34,10 @@ read as an array only in an array formula: in a normal one Calc hands the
 add-in the expression's implicit intersection (no add-in parameter can be of
 LINEST's class ForceArray), so it is checked as an array formula against the
 plain range, and as a normal formula as the error Calc makes of it.
+
+The per-row outputs of whole columns (KMEANS(A:B;2;"labels"), LTSFIT,
+GMMFIT, IGMMFIT) end at the data's last row: the same rows as the call on the
+data's rows, then #N/A in an array formula's larger range.
 
 Tolerance: AVERAGE of the residuals against their mean computed here from the
 cells' values, within 1e-12 relative (the same 9 doubles summed in another
@@ -87,6 +93,7 @@ def check(results, office, source_dir):
     check_arguments(results, office)
     check_empty_optional_arguments(results, office)
     check_long_call_in_a_window(results, office)
+    check_whole_columns(results, office)
 
 
 def check_left_out_rows(results, office):
@@ -156,6 +163,10 @@ ARGUMENT_CASES = [
     ("=GPUMEDIAN(A1:A5;C1)", "=MEDIAN(A1:A5;C1)"),
     ("=GPUMEDIAN(A1:A5;D1:D1)", "=MEDIAN(A1:A5;D1:D1)"),
     ("=GPUMEDIAN(A1:A5;;100)", "=MEDIAN(A1:A5;;100)"),
+    ("=GPUMEDIAN(A1:A5;B1:B2;;;C1:C2;;100)", "=MEDIAN(A1:A5;B1:B2;;;C1:C2;;100)"),
+    # An empty last argument is no argument: Calc hands an add-in's argument of
+    # type any left out and not given alike (MEDIAN(A1:A5;) counts a 0).
+    ("=GPUMEDIAN(A1:A5;)", "=MEDIAN(A1:A5)"),
     ("=GPUMEDIAN(A1:A5;TRUE())", "=MEDIAN(A1:A5;TRUE())"),
     ("=GPUMEDIAN(A1:A5;{100;200})", "=MEDIAN(A1:A5;{100;200})"),
     ("=GPUMEDIAN(A1:A5;{\"100\";200})", "=MEDIAN(A1:A5;{\"100\";200})"),
@@ -170,6 +181,12 @@ ARGUMENT_CASES = [
     ("=GPUQUANTILE(A1:A5;C1)", "=PERCENTILE.INC(A1:A5;C1)"),
     ("=GPUQUANTILE(A1:A5;E1)", "=PERCENTILE.INC(A1:A5;E1)"),
     ("=GPUQUANTILE(A1:A5;D1)", "=PERCENTILE.INC(A1:A5;D1)"),
+    ("=GPUQUANTILE(A1:A5;\"TRUE\")", "=PERCENTILE.INC(A1:A5;\"TRUE\")"),
+    ("=GPUQUANTILE(A1:A5;\" false \")", "=PERCENTILE.INC(A1:A5;\" false \")"),
+    # A range of k in a normal formula, in a row outside the range: SMALL and
+    # LARGE give their array's first value, not an implicit intersection.
+    ("=GPUSMALL(A1:A5;F1:F3)", "=SMALL(A1:A5;F1:F3)"),
+    ("=GPULARGE(A1:A5;F2:F4)", "=LARGE(A1:A5;F2:F4)"),
 ]
 # p (n - 1) just below or above a whole number (0.29 * 100 = 28.999999999999996,
 # 0.57 * 100 = 56.99999999999999, 0.7 * 100 = 70.00000000000001): Calc rounds the
@@ -181,6 +198,16 @@ ROUNDING_CASES = [("=GPUQUANTILE(M1:M101;%s)" % p, "=PERCENTILE.INC(M1:M101;%s)"
 # E3 is empty (0 to PERCENTILE.INC: Calc hands an add-in an empty cell of a
 # range as an empty text).
 ARRAY_P = ("=GPUQUANTILE(A1:A5;E1:E3)", "=PERCENTILE.INC(A1:A5;E1:E3)")
+# A range and an array of k, as array formulas over 3 rows: F1:F3 hold 2, 1, 4.
+# GPUMEDIAN's further arguments in array formulas of one cell: a range as the
+# third argument or later is read whole, not cell by cell (Calc iterates an
+# add-in's arguments past its declared ones); and past the 30th argument.
+ARRAY_MEDIAN = [("=GPUMEDIAN(A1:A5;100;B1:B2)", "=MEDIAN(A1:A5;100;B1:B2)"),
+                ("=SUM(GPUMEDIAN(A1;5;B1:B2))", "=SUM(MEDIAN(A1;5;B1:B2))"),
+                ("=GPUMEDIAN(%s)" % ";".join(["A1:A5"] * 29 + ["B1:B2", "F1:F5", "3"]),
+                 "=MEDIAN(%s)" % ";".join(["A1:A5"] * 29 + ["B1:B2", "F1:F5", "3"]))]
+ARRAY_K = [("=GPUSMALL(A1:A5;F1:F3)", "=SMALL(A1:A5;F1:F3)"),
+           ("=GPULARGE(A1:A5;{1;3;5})", "=LARGE(A1:A5;{1;3;5})")]
 
 
 def outcome(cell):
@@ -212,7 +239,15 @@ def check_arguments(results, office):
         array_row = list_row + 2
         sheet.getCellRangeByPosition(6, array_row, 6, array_row + 2).setArrayFormula(ARRAY_P[0])
         sheet.getCellRangeByPosition(7, array_row, 7, array_row + 2).setArrayFormula(ARRAY_P[1])
-        summary_row = array_row + 4
+        k_row = array_row + 4
+        for index, (gpu, builtin) in enumerate(ARRAY_K):
+            sheet.getCellRangeByPosition(6, k_row + 4 * index, 6, k_row + 4 * index + 2).setArrayFormula(gpu)
+            sheet.getCellRangeByPosition(7, k_row + 4 * index, 7, k_row + 4 * index + 2).setArrayFormula(builtin)
+        median_row = k_row + 4 * len(ARRAY_K)
+        for index, (gpu, builtin) in enumerate(ARRAY_MEDIAN):
+            sheet.getCellRangeByPosition(6, median_row + index, 6, median_row + index).setArrayFormula(gpu)
+            sheet.getCellRangeByPosition(7, median_row + index, 7, median_row + index).setArrayFormula(builtin)
+        summary_row = median_row + len(ARRAY_MEDIAN) + 1
         sheet.getCellRangeByPosition(6, summary_row, 6, summary_row + 8).setArrayFormula(
             '=KMEANS(A1:A5;2;"summary")')
         sheet.getCellRangeByPosition(7, summary_row, 8, summary_row + 8).setArrayFormula(
@@ -238,6 +273,17 @@ def check_arguments(results, office):
         expected = [outcome(sheet.getCellByPosition(7, array_row + r)) for r in range(3)]
         results.check("array formula over text, number and empty p %s equals %s" % ARRAY_P,
                       found == expected and all(kind == "value" for kind, _ in found), "%r %r" % (found, expected))
+        for index, (gpu, builtin) in enumerate(ARRAY_K):
+            found = [outcome(sheet.getCellByPosition(6, k_row + 4 * index + r)) for r in range(3)]
+            expected = [outcome(sheet.getCellByPosition(7, k_row + 4 * index + r)) for r in range(3)]
+            results.check("array formula %s over 3 rows equals %s" % (gpu, builtin),
+                          found == expected and all(kind == "value" for kind, _ in found),
+                          "%r %r" % (found, expected))
+        for index, (gpu, builtin) in enumerate(ARRAY_MEDIAN):
+            found = outcome(sheet.getCellByPosition(6, median_row + index))
+            expected = outcome(sheet.getCellByPosition(7, median_row + index))
+            results.check("array formula {%s} equals {%s}" % (gpu[:60], builtin[:60]),
+                          found == expected and found[0] == "value", "%r %r" % (found, expected))
         narrow = [outcome(sheet.getCellByPosition(6, summary_row + r)) for r in range(9)]
         wide = [outcome(sheet.getCellByPosition(7, summary_row + r)) for r in range(9)]
         names = [sheet.getCellByPosition(8, summary_row + r).getString() for r in range(9)]
@@ -413,3 +459,66 @@ def check_long_call_in_a_window(results, office):
                   "same summary as in a hidden document",
                   in_front and shown == hidden and all(kind == "value" for kind, _ in shown),
                   "window is current %r; %r against %r" % (in_front, shown, hidden))
+
+
+# ---- per-row outputs of whole columns ------------------------------------------------------
+
+WHOLE_ROWS = 15        # data in rows 1 to 15; row 11 empty, A3 empty
+SHOWN_ROWS = 20        # the array formulas' ranges: 5 rows below the data
+NOT_AVAILABLE = 32767  # #N/A, Calc's fill for an array smaller than its range
+# (function over whole columns, the same over the data's rows, columns of the results)
+WHOLE_COLUMN_CALLS = [
+    ('=KMEANS(A:B;2;"labels")', '=KMEANS(A1:B15;2;"labels")'),
+    ('=LTSFIT(C:C;A:B;0.5;"residuals")', '=LTSFIT(C1:C15;A1:B15;0.5;"residuals")'),
+    ('=GMMFIT(A:B;2;"diag";"probabilities")', '=GMMFIT(A1:B15;2;"diag";"probabilities")'),
+    ('=IGMMFIT(E:E;1;"labels")', '=IGMMFIT(E1:E15;1;"labels")'),
+]
+
+
+def check_whole_columns(results, office):
+    """A per-row output of whole columns (KMEANS(A:B;...;"labels")) ends at
+    the data's last row: its first 15 rows are those of the same call on
+    A1:B15 (an empty text for the left-out rows 3 and 11), and an array
+    formula over 20 rows shows #N/A below, as for any array smaller than its
+    range. Before, the result had 1,048,576 rows, and Calc took about a minute
+    to read a million empty texts."""
+    document = office.new_spreadsheet()
+    try:
+        sheet = document.Sheets.getByIndex(0)
+        for row in range(1, WHOLE_ROWS + 1):
+            if row == 11:
+                continue
+            a, b, y = plane(row)
+            if row != 3:
+                sheet.getCellByPosition(0, row - 1).setValue(a)
+            sheet.getCellByPosition(1, row - 1).setValue(b)
+            sheet.getCellByPosition(2, row - 1).setValue(y)
+            sheet.getCellByPosition(4, row - 1).setValue(1.0 + (row * 13) % 7 / 3.0)
+        column = 7
+        placed = []
+        for whole, bounded in WHOLE_COLUMN_CALLS:
+            width = 2 if "GMMFIT" in whole else 1
+            sheet.getCellRangeByPosition(column, 0, column + width - 1, SHOWN_ROWS - 1).setArrayFormula(whole)
+            sheet.getCellRangeByPosition(column + width, 0, column + 2 * width - 1,
+                                         WHOLE_ROWS - 1).setArrayFormula(bounded)
+            placed.append((whole, bounded, column, width))
+            column += 2 * width + 1
+        document.calculateAll()
+        for whole, bounded, column, width in placed:
+            def cells(first, rows):
+                found = []
+                for row in range(rows):
+                    for c in range(first, first + width):
+                        cell = sheet.getCellByPosition(c, row)
+                        found.append(outcome(cell) if cell.getError() or cell.getString() != ""
+                                     else ("empty text",))
+                return found
+            found, expected = cells(column, SHOWN_ROWS), cells(column + width, WHOLE_ROWS)
+            data_rows = found[:WHOLE_ROWS * width]
+            below = found[WHOLE_ROWS * width:]
+            results.check("%s gives %s's rows, then #N/A below the data" % (whole, bounded),
+                          data_rows == expected and any(kind == "value" for kind, *_ in data_rows)
+                          and below == [("error", NOT_AVAILABLE)] * ((SHOWN_ROWS - WHOLE_ROWS) * width),
+                          "%r against %r; below %r" % (data_rows, expected, below))
+    finally:
+        document.close(True)

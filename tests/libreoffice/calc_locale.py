@@ -72,6 +72,8 @@ def check(results, office, source_dir):
             "E3": '=GPUQUANTILE(O1:O10;"1.000")',
             "E4": '=INDEX(LTSFIT(A1:A40;B1:C40;"0,75");2;1)', "F4": '=INDEX(LTSFIT(A1:A40;B1:C40;0.75);2;1)',
             "E5": '=INDEX(KMEANS(B1:C40;2;"summary";1;"1.000";0);4;1)',
+            "E6": '=GPUQUANTILE(O1:O10;"wahr")', "F6": '=PERCENTILE.INC(O1:O10;"wahr")',
+            "E7": '=GPUQUANTILE(O1:O10;"FALSCH")', "F7": '=PERCENTILE.INC(O1:O10;"FALSCH")',
         }
         for address, formula in formulas.items():
             sheet.getCellRangeByName(address).setFormula(formula)
@@ -86,6 +88,9 @@ def check(results, office, source_dir):
                       and cell("E4") == cell("F4"), [cell("E4"), cell("F4")])
         results.check('locale: KMEANS MaxIter "1.000" refused (#VALUE!), not one iteration', cell("E5") == "#VALUE!",
                       cell("E5"))
+        results.check('locale: p "wahr" and "FALSCH" are 1 and 0, as PERCENTILE.INC reads them in German',
+                      [cell("E6"), cell("E7")] == [cell("F6"), cell("F7")] == [10.0, 1.5],
+                      [cell("E6"), cell("F6"), cell("E7"), cell("F7")])
 
         # A report's numbers with the decimal comma.
         frame = document.getCurrentController().getFrame()
