@@ -1051,7 +1051,8 @@ static void test_units_of_y(void **state)
  * numbers, had overflowed: y's scaling alone made a slope of 2 about 2^1031).
  * Subnormal data carry fewer bits, so on them (the product of every value
  * with 1e-310) the coefficients are within 1e-9. A slope below the smallest
- * double in the data's units is an error that says so, not a 0. */
+ * double in the data's units is an error that says so, not a 0, where its
+ * term mattered; a coefficient of rounding noise that underflows is 0. */
 static void test_units_of_predictors(void **state)
 {
     (void)state;
@@ -1105,6 +1106,29 @@ static void test_units_of_predictors(void **state)
     assert_int_equal(fit_status(y_scaled, x_scaled, n, n_vars, NULL, "smaller than the smallest double"),
                      STATGPU_ERROR_INVALID_ARGUMENT);
     statgpu_lts_result_destroy(base);
+
+    /* y = i 1e-320 on x = i (subnormal y on a line through 0), at every
+     * Alpha: the slope is the double nearest 1e-320 (the fit is exact) and
+     * the intercept, rounding noise below the smallest double in y's units,
+     * is +0, not an error (Alpha 0.5 had refused it) and not -0. */
+    enum { line = 11 };
+    double y_line[line], x_line[line];
+    for (size_t i = 0; i < line; ++i) {
+        y_line[i] = (double)(i + 1) * 1e-320;
+        x_line[i] = (double)(i + 1);
+    }
+    const double alphas[] = { 0.5, 0.75, 1.0 };
+    for (size_t a = 0; a < sizeof alphas / sizeof alphas[0]; ++a) {
+        statgpu_lts_params params;
+        statgpu_lts_params_init(&params);
+        params.alpha = alphas[a];
+        statgpu_lts_result *r = fit(y_line, x_line, line, 1, &params);
+        assert_bits_equal(r->coefficients[1], 1e-320);
+        assert_bits_equal(r->raw_coefficients[1], 1e-320);
+        assert_bits_equal(r->coefficients[0], 0.0);
+        assert_bits_equal(r->raw_coefficients[0], 0.0);
+        statgpu_lts_result_destroy(r);
+    }
 }
 
 /* statgpu_lts_matrix: host float64 with a leading dimension gives the bits

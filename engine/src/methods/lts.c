@@ -1469,12 +1469,24 @@ statgpu_status statgpu_lts(statgpu_context *context, const double *y, const doub
      * way), the intercept, residuals and scales in y's, the objective in
      * their square. */
     for (size_t v = 0; v < p; ++v) {
-        const int exponent = (v < (size_t)intercept ? 0 : x_exponents[v - (size_t)intercept]) - unit_exponent;
+        const bool slope = v >= (size_t)intercept;
+        const int exponent = (slope ? x_exponents[v - (size_t)intercept] : 0) - unit_exponent;
         const double raw = result->raw_coefficients[v], reweighted = result->coefficients[v];
-        result->raw_coefficients[v] = ldexp(raw, exponent);
-        result->coefficients[v] = ldexp(reweighted, exponent);
-        if ((raw != 0.0 && result->raw_coefficients[v] == 0.0)
-            || (reweighted != 0.0 && result->coefficients[v] == 0.0)) {
+        /* (+ 0.0: a coefficient that underflows is 0, not -0.) */
+        result->raw_coefficients[v] = ldexp(raw, exponent) + 0.0;
+        result->coefficients[v] = ldexp(reweighted, exponent) + 0.0;
+        /* A coefficient that underflows to 0 is refused where it mattered:
+         * where its term (times its predictor's size) reached 2^-40 of y's
+         * size. Below that it is rounding noise of the fit (the intercept of
+         * a line through 0 fitted to subnormal y), and 0 is its value. */
+        const double term_size = slope ? fabs(data.x_location[v - (size_t)intercept])
+                                             + data.x_scale[v - (size_t)intercept]
+                                       : 1.0;
+        const double y_size = fabs(data.y_location) + data.y_scale;
+        const bool raw_mattered = fabs(raw) * term_size > 0x1p-40 * y_size;
+        const bool reweighted_mattered = fabs(reweighted) * term_size > 0x1p-40 * y_size;
+        if ((raw_mattered && result->raw_coefficients[v] == 0.0)
+            || (reweighted_mattered && result->coefficients[v] == 0.0)) {
             status = sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
                              "coefficient %zu is smaller than the smallest double in the data's units (y per "
                              "unit of its predictor); rescale y or the predictor by a power of ten", v + 1);
