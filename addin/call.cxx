@@ -140,7 +140,7 @@ RegressionRows readRegressionRows(const Range& y, const Range& x, sal_Int16 y_po
     const sal_Int32 used_rows = std::max(usedRowCount(y), usedRowCount(x));
     rows.complete.assign(static_cast<std::size_t>(used_rows), false);
     std::vector<double> row_major;
-    row_major.reserve(cellCount(x));
+    row_major.reserve(static_cast<std::size_t>(used_rows) * rows.predictors);
     rows.y.reserve(static_cast<std::size_t>(used_rows));
     for (sal_Int32 row = 0; row < used_rows; ++row)
     {
@@ -282,7 +282,7 @@ Observations readObservations(const Range& data, sal_Int16 position)
     observations.variables = data.getLength() > 0 ? static_cast<std::size_t>(data[0].getLength()) : 0;
     observations.complete.assign(static_cast<std::size_t>(rows), false);
     std::vector<double> row_major;
-    row_major.reserve(cellCount(data));
+    row_major.reserve(static_cast<std::size_t>(rows) * observations.variables);
     for (sal_Int32 row = 0; row < rows; ++row)
     {
         const Sequence<Any>& cells = data[row];

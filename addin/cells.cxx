@@ -192,6 +192,20 @@ std::size_t cellCount(const Sequence<Sequence<Any>>& range)
     return count;
 }
 
+std::size_t numberCount(const Sequence<Sequence<Any>>& range, CellPolicy policy)
+{
+    if (policy.empty == EmptyCells::AsZero && policy.text == TextCells::Convert)
+        return cellCount(range);
+    std::size_t count = 0;
+    for (const Sequence<Any>& row : range)
+        for (const Any& cell : row)
+        {
+            const TypeClass type = cell.getValueTypeClass();
+            count += type != css::uno::TypeClass_VOID && type != css::uno::TypeClass_STRING;
+        }
+    return count;
+}
+
 sal_Int32 usedRowCount(const Sequence<Sequence<Any>>& range)
 {
     sal_Int32 rows = range.getLength();
@@ -231,7 +245,6 @@ bool readCell(const Any& cell, CellPolicy policy, sal_Int16 argument_position, d
 void appendNumbers(const Sequence<Sequence<Any>>& range, CellPolicy policy,
                    sal_Int16 argument_position, std::vector<double>& numbers)
 {
-    numbers.reserve(numbers.size() + cellCount(range));
     const Any empty;
     // Calc hands an empty cell of a range of several cells as an empty text:
     // read it as the empty cell it is (PERCENTILE.INC reads it as 0). A lone

@@ -85,13 +85,20 @@ CellKind classifyCell(const css::uno::Any& cell, double& value);
 bool readCell(const css::uno::Any& cell, CellPolicy policy, sal_Int16 argument_position, double& value);
 
 // Appends the numbers of range, row by row, to numbers (readCell on each
-// cell), in one pass and without an allocation per cell. An empty text in a
-// range of several cells is an empty cell: Calc hands empty cells so.
+// cell), in one pass; the caller reserves room (numberCount) where a range
+// may be large. An empty text in a range of several cells is an empty cell:
+// Calc hands empty cells so.
 void appendNumbers(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& range,
                    CellPolicy policy, sal_Int16 argument_position, std::vector<double>& numbers);
 
 // The count of cells of a range (rows may differ in length in a UNO sequence).
 std::size_t cellCount(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& range);
+
+// How many numbers appendNumbers reads from range under policy: every cell
+// where empty cells and text give numbers, else the cells that hold one (a
+// pass over the cells' types, so that a whole column of a few numbers
+// reserves room for those, not for its million cells).
+std::size_t numberCount(const css::uno::Sequence<css::uno::Sequence<css::uno::Any>>& range, CellPolicy policy);
 
 // The rows of range down to the last one holding anything (a number, a text
 // that is not empty): a whole column (A:A) handed over as its 1,048,576 rows

@@ -24,7 +24,7 @@ std::vector<double> readData(const Range& data, std::size_t more_cells = 0)
 {
     const auto start = std::chrono::steady_clock::now();
     std::vector<double> numbers;
-    numbers.reserve(cellCount(data) + more_cells);  // one allocation, however many arguments
+    numbers.reserve(numberCount(data, kDataCells) + more_cells);  // one allocation, however many arguments
     appendNumbers(data, kDataCells, kDataArgument, numbers);
     t_call_times.cells += cellCount(data);
     t_call_times.convert_seconds += secondsSince(start);
@@ -47,7 +47,7 @@ std::vector<const Any*> moreArguments(const std::initializer_list<const Any*> nu
     return given;
 }
 
-// The cells of MEDIAN's further arguments that are ranges, for one allocation.
+// The numbers of MEDIAN's further arguments, at most, for one allocation.
 std::size_t moreDataCells(const std::vector<const Any*>& more)
 {
     std::size_t cells = 0;
@@ -55,7 +55,7 @@ std::size_t moreDataCells(const std::vector<const Any*>& more)
     {
         // An Any holds a sequence by reference: peeking at it copies nothing.
         if (argument->getValueType() == cppu::UnoType<Range>::get())
-            cells += cellCount(*static_cast<const Range*>(argument->getValue()));
+            cells += numberCount(*static_cast<const Range*>(argument->getValue()), kDataCells);
         else
             cells += 1;
     }
