@@ -839,6 +839,21 @@ static void test_bad_arguments(void **state)
         constant[i] = 2.5;
     d.y = constant;
     assert_int_equal(call(&d, &params, context), STATGPU_ERROR_INVALID_ARGUMENT);
+    /* Constant at any size, where a mean summed in one pass leaves rounding
+     * (0.1, 1e15 + 0.1): refused as constant. */
+    const double constants[] = { 0.1, 1e15 + 0.1, -3e200 };
+    for (size_t c = 0; c < sizeof constants / sizeof constants[0]; ++c) {
+        for (size_t i = 0; i < 20; ++i)
+            constant[i] = constants[c];
+        assert_int_equal(call(&d, &params, context), STATGPU_ERROR_INVALID_ARGUMENT);
+        assert_non_null(strstr(statgpu_context_last_error(context), "constant"));
+    }
+    /* y far from 0 against its spread (y + 2^47: its spread about 1e-13 of
+     * its size) is no constant: it is fitted (it had been refused as
+     * constant). */
+    for (size_t i = 0; i < 20; ++i)
+        constant[i] = 0x1p47 + y[i];
+    assert_int_equal(call(&d, &params, context), STATGPU_OK);
     for (size_t i = 0; i < 20; ++i)
         constant[i] = 1.0 + 2.0 * d.x[i] - d.x[i + 20 * 2];
     assert_int_equal(call(&d, &params, context), STATGPU_ERROR_INVALID_ARGUMENT);

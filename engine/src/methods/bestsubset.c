@@ -195,9 +195,19 @@ static statgpu_status sg_design_build(statgpu_context *context, const sg_subset_
     for (size_t v = 0; v <= n_vars; ++v) {
         const double *column = sg_data_column(data, v);
         double mean = 0.0;
-        if (data->intercept)
+        if (data->intercept) {
             for (size_t i = 0; i < row_count; ++i)
                 mean += column[rows ? rows[i] : i] / (double)row_count;
+            /* A second pass corrects the mean by the mean of what it leaves
+             * (as R's mean.default): the first pass's error grows with the
+             * count times the values' size, and had made the centred norm of
+             * y = 1e15 + i rounding-sized; after it a constant column's mean
+             * is the constant exactly, and its centred norm 0. */
+            double correction = 0.0;
+            for (size_t i = 0; i < row_count; ++i)
+                correction += (column[rows ? rows[i] : i] - mean) / (double)row_count;
+            mean += correction;
+        }
         double largest = 0.0, largest_raw = 0.0;
         for (size_t i = 0; i < row_count; ++i) {
             double value = column[rows ? rows[i] : i];
@@ -215,8 +225,10 @@ static statgpu_status sg_design_build(statgpu_context *context, const sg_subset_
         /* What centring leaves of a constant column is rounding: as in R's
          * lm.fit, where the intercept's column comes first, a column whose
          * centred norm is at most the rank tolerance of its own is constant
-         * (scaled to 0, so the rank test drops it); y's bound is rounding's. */
-        bool constant = !(norm > (v == n_vars ? 1e-12 : SG_SUBSET_RANK_TOLERANCE) * raw);
+         * (scaled to 0, so the rank test drops it); y's bound is rounding's,
+         * 16 units in the last place of its raw norm (1e-12 had called
+         * y = 1e14 + i + noise constant: its spread is 1e-13 of its size). */
+        bool constant = !(norm > (v == n_vars ? 0x1p-48 : SG_SUBSET_RANK_TOLERANCE) * raw);
         design->shift[v] = mean;
         design->scale[v] = constant ? 0.0 : norm > 0.0 && isfinite(norm) ? 1.0 / norm : 1.0;
         if (v == n_vars) {
