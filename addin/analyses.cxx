@@ -696,12 +696,9 @@ void runLts(const Request& request, const Functions& functions, addin::ReportRun
     }, y, { "weights", "residuals" });
 }
 
-// input with its label row put back (the cells and the reference), where
-// that row is all text: BESTSUBSET and IGMMFIT take a first row of texts as
-// names, and any other first row as data. A label row holding a number stays
-// out (values and live formulas alike read the data rows only, the names
-// then the functions' own).
-InputRange withLabels(const InputRange& input)
+// Whether input's label row is all text: BESTSUBSET and IGMMFIT take a
+// first row of texts as names, and any other first row as data.
+bool labelsAreNames(const InputRange& input)
 {
     bool all_text = input.label_cells.getLength() > 0;
     for (const Any& cell : input.label_cells)
@@ -709,8 +706,15 @@ InputRange withLabels(const InputRange& input)
         OUString text;
         all_text = all_text && (cell >>= text) && !text.isEmpty();
     }
-    if (!all_text)
-        return input;
+    return all_text;
+}
+
+// input with its label row put back (the cells and the reference), for a
+// function that names from it. A label row holding a number or a blank stays
+// out (labelsAreNames; values and live formulas alike read the data rows
+// only, the names then the functions' own).
+InputRange withLabels(const InputRange& input)
+{
     InputRange whole = input;
     whole.cells.realloc(input.cells.getLength() + 1);
     for (sal_Int32 r = input.cells.getLength(); r > 0; --r)
@@ -722,15 +726,20 @@ InputRange withLabels(const InputRange& input)
 
 void runBestSubset(const Request& request, const Functions& functions, addin::ReportRun& run, Outcome& outcome)
 {
-    // With labels, Y and X as given, the first row included: BESTSUBSET names
-    // the predictors from X's first row of text itself, so the report's
-    // values and its live formulas name them alike.
+    // With labels that name every predictor, Y and X as given, the first row
+    // included in both (whatever Y's label is): BESTSUBSET names the
+    // predictors from X's first row of text itself, so the report's values
+    // and its live formulas name them alike. Otherwise neither label row
+    // (a blank or a number among X's labels had put Y's row in alone).
     const InputRange& y_data = request.ranges.at("y");
     const InputRange& x_data = request.ranges.at("x");
-    const InputRange y = request.labels ? withLabels(y_data) : y_data;
-    const InputRange x = request.labels ? withLabels(x_data) : x_data;
-    const double predictors = x.cells.getLength() > 0 ? x.cells[0].getLength() : 0;
-    const double max_size = value(request, "maxsize").empty() ? predictors : number(request, "maxsize");
+    const bool named = request.labels && labelsAreNames(x_data);
+    const InputRange y = named ? withLabels(y_data) : y_data;
+    const InputRange x = named ? withLabels(x_data) : x_data;
+    // An empty MaxSize is left out (every size), so that more than 128
+    // predictors are refused as that, not as a MaxSize nobody gave.
+    const bool every_size = value(request, "maxsize").empty();
+    const double max_size = every_size ? 0.0 : number(request, "maxsize");
     const bool intercept = value(request, "intercept") == "1";
     std::string validation = value(request, "validation");
     if (validation == "holdout")
@@ -739,10 +748,11 @@ void runBestSubset(const Request& request, const Functions& functions, addin::Re
         validation += " " + numberText(number(request, "folds"));
     const std::string criterion = value(request, "criterion");
     const double nbest = number(request, "nbest"), seed = number(request, "seed");
-    functions->bestSubset(y.cells, x.cells, Any(max_size), word("summary"), Any(intercept), word(validation),
+    functions->bestSubset(y.cells, x.cells, every_size ? Any() : Any(max_size), word("summary"), Any(intercept), word(validation),
                           word(criterion), Any(nbest), Any(seed));
     collect(outcome, run, [&](const std::string& table) {
-        return "BESTSUBSET(" + y.reference + ";" + x.reference + ";" + num(max_size) + ";" + wordText(table) + ";"
+        return "BESTSUBSET(" + y.reference + ";" + x.reference + ";" + (every_size ? OUString() : num(max_size))
+               + ";" + wordText(table) + ";"
                + OUString(intercept ? "1" : "0") + ";" + wordText(validation) + ";" + wordText(criterion) + ";"
                + num(nbest) + ";" + num(seed) + ")";
     }, y, {});
@@ -753,7 +763,8 @@ void runIgmm(const Request& request, const Functions& functions, addin::ReportRu
     // With labels, Data as given: IGMMFIT names the data sets from its first
     // row of texts itself, so the report's values and its live formulas name
     // them alike.
-    const InputRange data = request.labels ? withLabels(request.ranges.at("data")) : request.ranges.at("data");
+    const InputRange& given = request.ranges.at("data");
+    const InputRange data = request.labels && labelsAreNames(given) ? withLabels(given) : given;
     const double k = number(request, "k"), starts = number(request, "starts"),
                  iterations = number(request, "maxiter"), seed = number(request, "seed");
     functions->igmmFit(data.cells, k, word("summary"), Any(starts), Any(iterations), Any(seed));

@@ -675,6 +675,29 @@ def check_variants(results, document, frame, fields, formulas):
                   "4 rows without the held-out rows for a full model of 4 coefficients" in message
                   and sheets.getCount() == count + 1, message)
 
+    # With labels, a blank among X's labels: neither label row is a row of
+    # names, so neither goes to BESTSUBSET (Y's alone had, and the run had
+    # refused "X does not have as many rows as Y").
+    label = data.getCellByPosition(5, 0)
+    saved_label = label.getString()
+    label.setString("")
+    message = run_dialog(frame, "bestsubset", fields["bestsubset"])
+    label.setString(saved_label)
+    results.check("bestsubset with a blank among X's labels: a report",
+                  message == "" and sheets.getCount() == count + 2, message)
+    # 130 predictors with MaxSize left empty: refused for the predictors,
+    # not for a MaxSize nobody gave.
+    sheets.insertNewByName("Wide", sheets.getCount())
+    wide = sheets.getByName("Wide")
+    rng = random.Random(11)
+    wide.getCellRangeByPosition(0, 0, 130, 139).setDataArray(
+        tuple(tuple(rng.random() for _ in range(131)) for _ in range(140)))
+    message = run_dialog(frame, "bestsubset", {"y": "$Wide.$A$1:$A$140", "x": "$Wide.$B$1:$EA$140",
+                                               "labels": False})
+    results.check("bestsubset with 130 predictors and no MaxSize: refused for the predictors (at most 128)",
+                  "128" in message and "MaxSize" not in message, message)
+    sheets.removeByName("Wide")
+
     # A report to a cell refused after the run leaves no Redo that would
     # write it (Redo had added a sheet holding the whole report).
     undo = document.getUndoManager()
