@@ -8,6 +8,7 @@
 
 #include <com/sun/star/beans/XPropertySet.hpp>
 #include <com/sun/star/container/XIndexAccess.hpp>
+#include <com/sun/star/container/XNameAccess.hpp>
 #include <com/sun/star/container/XNamed.hpp>
 #include <com/sun/star/lang/IllegalArgumentException.hpp>
 #include <com/sun/star/lang/XMultiServiceFactory.hpp>
@@ -21,6 +22,7 @@
 #include <com/sun/star/table/XCellRange.hpp>
 #include <com/sun/star/sheet/XCellRangeData.hpp>
 #include <com/sun/star/sheet/XCellRangeAddressable.hpp>
+#include <com/sun/star/sheet/XCellRangeReferrer.hpp>
 #include <com/sun/star/sheet/XSheetCellCursor.hpp>
 #include <com/sun/star/sheet/XSpreadsheet.hpp>
 #include <com/sun/star/sheet/XUsedAreaCursor.hpp>
@@ -277,11 +279,44 @@ Reference<css::beans::XPropertySet> conversion(const Reference<css::sheet::XSpre
     return converter;
 }
 
+// The cells a named range or a database range of the document refers to,
+// by its name (as Calc's formulas and Name Box take it), where one has
+// that name and refers to cells.
+bool namedRange(const Reference<css::sheet::XSpreadsheetDocument>& document, const OUString& name,
+                css::table::CellRangeAddress& address)
+{
+    for (const char* collection : { "NamedRanges", "DatabaseRanges" })
+    {
+        try
+        {
+            Reference<css::container::XNameAccess> names;
+            Reference<css::beans::XPropertySet>(document, UNO_QUERY_THROW)
+                    ->getPropertyValue(OUString::createFromAscii(collection))
+                >>= names;
+            if (!names.is() || !names->hasByName(name))
+                continue;
+            const Reference<css::sheet::XCellRangeReferrer> referrer(names->getByName(name), UNO_QUERY);
+            const Reference<css::sheet::XCellRangeAddressable> cells(
+                referrer.is() ? referrer->getReferredCells() : nullptr, UNO_QUERY);
+            if (!cells.is())
+                continue;
+            address = cells->getRangeAddress();
+            return true;
+        }
+        catch (const css::uno::Exception&)
+        {
+        }
+    }
+    return false;
+}
+
 css::table::CellRangeAddress parseRange(const Reference<css::sheet::XSpreadsheetDocument>& document,
                                         sal_Int16 active_sheet, const Field& field, const std::string& text)
 {
     if (trimmed(text).empty())
         throw FieldError(field.id, fieldName(field) + ": select the cells of the range.");
+    if (css::table::CellRangeAddress named; namedRange(document, fromUtf8(trimmed(text).c_str()), named))
+        return named;
     try
     {
         const auto converter = conversion(document, "com.sun.star.table.CellRangeAddressConversion", active_sheet);

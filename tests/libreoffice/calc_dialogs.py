@@ -685,6 +685,17 @@ def check_variants(results, document, frame, fields, formulas):
     label.setString(saved_label)
     results.check("bestsubset with a blank among X's labels: a report",
                   message == "" and sheets.getCount() == count + 2, message)
+    # Y and X given by the names of named ranges, as a formula or the Name
+    # Box takes them (they had been "not a cell range").
+    from com.sun.star.table import CellAddress
+    named = document.NamedRanges
+    named.addNewByName("loss", fields["lts"]["y"], CellAddress(0, 0, 0), 0)
+    named.addNewByName("inputs", fields["lts"]["x"], CellAddress(0, 0, 0), 0)
+    message = run_dialog(frame, "lts", dict(fields["lts"], y="loss", x="inputs"))
+    results.check("LTS with Y and X given as named ranges: a report",
+                  message == "" and sheets.getCount() == count + 3, message)
+    named.removeByName("loss")
+    named.removeByName("inputs")
     # 130 predictors with MaxSize left empty: refused for the predictors,
     # not for a MaxSize nobody gave.
     sheets.insertNewByName("Wide", sheets.getCount())
