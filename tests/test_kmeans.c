@@ -629,6 +629,17 @@ static void test_units_of_the_data(void **state)
     assert_int_equal(statgpu_kmeans(g_context, scaled, n, d, n, k, NULL, &result), STATGPU_ERROR_INVALID_ARGUMENT);
     assert_null(result);
     assert_non_null(strstr(statgpu_context_last_error(g_context), "larger than the largest double"));
+    /* Three rows at +-DBL_MAX among ordinary ones, k = 5: the same reason,
+     * said before any run (the runs had failed first: "fewer than k = 5
+     * distinct rows"). */
+    memcpy(scaled, data, n * d * sizeof *scaled);
+    for (size_t i = 0; i < 3; ++i) {
+        scaled[i] = DBL_MAX;
+        scaled[i + n] = -DBL_MAX;
+    }
+    assert_int_equal(statgpu_kmeans(g_context, scaled, n, d, n, 5, NULL, &result), STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_null(result);
+    assert_non_null(strstr(statgpu_context_last_error(g_context), "larger than the largest double"));
     statgpu_kmeans_result_destroy(base);
     free(scaled);
     free(data);

@@ -330,6 +330,15 @@ statgpu_status statgpu_kmeans(statgpu_context *context, const double *data, size
         if (status == STATGPU_OK)
             status = sg_check_data(context, &problem, workspace, &scan);
     }
+    /* The total sum of squares in the data's units is a result: where it is
+     * beyond the doubles the call fails before any run, with that reason
+     * (runs on data near the largest double had failed first, saying the
+     * data had fewer than k distinct rows). */
+    if (status == STATGPU_OK && unit_exponent != 0 && isinf(ldexp(scan.total_ss, -2 * unit_exponent)))
+        status = sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
+                         "the total sum of squares is larger than the largest double in the data's units "
+                         "(the data hold %g); divide the data by a power of ten",
+                         ldexp(scan.max_abs, -unit_exponent));
     if (status == STATGPU_OK && chosen.init == STATGPU_KMEANS_INIT_GIVEN)
         status = sg_check_given_centroids(context, chosen.initial_centroids, k, n_vars,
                                           sg_magnitude_limit(n_obs, n_vars));
@@ -387,14 +396,7 @@ statgpu_status statgpu_kmeans(statgpu_context *context, const double *data, size
         sg_units_scale(best->centroids, k * n_vars, -unit_exponent);
         sg_units_scale(best->within_ss, k, -unit_exponent * 2);
         best->inertia = ldexp(best->inertia, -2 * unit_exponent);
-        best->total_ss = ldexp(best->total_ss, -2 * unit_exponent);
-        if (isinf(best->total_ss)) {
-            status = sg_fail(context, STATGPU_ERROR_INVALID_ARGUMENT,
-                             "the total sum of squares is larger than the largest double in the data's units "
-                             "(the data hold %g); divide the data by a power of ten",
-                             ldexp(scan.max_abs, -unit_exponent));
-            goto done;
-        }
+        best->total_ss = ldexp(best->total_ss, -2 * unit_exponent);  /* finite: checked before the runs */
     }
     best->restart_count = runs.run_count;
     best->init = init;
