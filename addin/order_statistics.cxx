@@ -155,9 +155,6 @@ Any shapedAs(const Range& shape, const std::vector<double>& results)
     return Any(cells);
 }
 
-// KMEANS' Data, row by row: a row is an observation when every cell of it
-// gives a number (kDataCells: an empty or text cell makes the row missing).
-
 } // namespace
 
 double SAL_CALL StatGpuAddIn::gpuMedian(const Range& data, STATGPU_GPUMEDIAN_NUMBERED_PARAMETERS,
