@@ -97,7 +97,7 @@ def auto_table(engine, clock):
         samples = {backend: [] for backend in contexts}
         for backend, context in contexts.items():
             # Warm-up; AUTO's eight calls also let it measure both backends
-            # where it chooses by measurement (order statistics of 2^22
+            # where it chooses by measurement (order statistics of 2^20
             # values or more: CUDA and the CPU in turn, three calls each,
             # after CUDA's set-up).
             for _ in range(8 if backend == "auto" else 1):
@@ -212,7 +212,7 @@ def main():
             peer = clock.host(torch_median, 3)
             row("median of 2^27 doubles", host.nbytes, "<= 30 ms, <= 1.2x bus", whole, transfer, device, peer)
             # The same call under AUTO, the backend Calc's calls get: from
-            # 2^22 values of host data it measures both backends and runs
+            # 2^20 values of host data it measures both backends and runs
             # the faster (bench/NOTES.md, "AUTO measured"), after a warm-up
             # that sets CUDA up and lets it measure each three times.
             auto = engine.context(backend="auto")

@@ -187,7 +187,7 @@ static statgpu_backend last_backend(statgpu_context *context, char *note, size_t
     return report.last_used;
 }
 
-/* Under AUTO, order statistics of 2^22 values or more of host data run on
+/* Under AUTO, order statistics of 2^20 values or more of host data run on
  * the backend measured faster: after the call that sets CUDA up, CUDA and
  * the CPU in turn, three calls each (each such CPU call says so in the
  * note), then

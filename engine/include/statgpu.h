@@ -222,7 +222,7 @@ typedef struct statgpu_matrix {
 
 /* Backend: data in device memory run on CUDA. Host data run on CUDA when the
  * context asks for it, and under AUTO from 2^15 values (more on machines
- * with more than 16 threads); from 2^22 values of host data AUTO chooses by
+ * with more than 16 threads); from 2^20 values of host data AUTO chooses by
  * measurement on the context: its first calls of each power of two of the
  * count, element type and rank count (one or two, or more) run on CUDA and
  * the CPU in turn, three on each, later ones on the backend whose recent
@@ -319,9 +319,12 @@ STATGPU_API statgpu_status statgpu_quantiles(statgpu_context *context,
  *
  * Backend: the initialisation (k-means++, k-means||) always runs on the CPU;
  * Lloyd's iterations run on the GPU when the context asks for CUDA, or under
- * AUTO when n_obs x n_vars x k >= 2^22, and on the CPU otherwise. The GPU
- * computes distances in double (sums of fused multiply-adds of the
- * differences, never the |x|^2 - 2 x.c + |c|^2 expansion), keeps each
+ * AUTO when n_obs x n_vars x k >= 16384 (scaled up on machines with more
+ * than 16 threads), and on the CPU otherwise. The GPU computes distances
+ * in double (sums of fused multiply-adds of the differences; from 32
+ * centroids the |x|^2 - 2 x.c + |c|^2 expansion on the tensor cores picks a
+ * row's centroid only where a rigorous bound on both forms' rounding shows
+ * the difference form picks the same), keeps each
  * cluster's coordinate sums as exact 128-bit integers (each value on a
  * fixed grid per variable: at 10^7 rows exact for values from 2^-51 times
  * the variable's largest up, within half a step below; a centroid is its sum
@@ -505,8 +508,9 @@ STATGPU_API void statgpu_kmeans_result_destroy(statgpu_kmeans_result *result);
  * bits on the same backend, at any thread count. The CUDA backend computes
  * residuals and the h-subsets' cross products in double on the GPU; the
  * small p x p solves run on the CPU. Under STATGPU_BACKEND_AUTO the GPU is
- * used from 20000 rows; where CUDA cannot run or fails, the CPU does the
- * work and the backend report's note says why. */
+ * used from 2000 rows (more on machines with more than 16 threads); where
+ * CUDA cannot run or fails, the CPU does the work and the backend report's
+ * note says why. */
 
 typedef enum statgpu_lts_criterion {
     STATGPU_LTS_SQUARES = 0,  /* least trimmed squares (default) */
@@ -734,8 +738,8 @@ STATGPU_API void statgpu_gmm_params_init(statgpu_gmm_params *params /* out */);
  *
  * Backends: the E-steps (log densities, log-sum-exp, responsibilities and
  * the sums the M-step needs, in one pass over the data) run on the GPU when
- * the context asks for CUDA, or under AUTO when n_obs k n_vars^2 >= 2^22,
- * for up to 16 variables and 256 components; the M-step (k small
+ * the context asks for CUDA, or under AUTO when n_obs k n_vars^2 >= 2^18
+ * (scaled up on machines with more than 16 threads), for up to 16 variables and 256 components; the M-step (k small
  * factorisations) stays on the host. The GPU sums in a fixed order (the same
  * bits on every repeat) but not the CPU's order, and takes the products
  * around the E-step's means, then moves them to the new means: results

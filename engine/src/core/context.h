@@ -14,9 +14,9 @@
 #define SG_MESSAGE_BYTES 512
 
 /* The counts of order statistics whose backend AUTO chooses by measurement
- * (methods/order_statistics.c): 2^22 and up, one class per power of two,
+ * (methods/order_statistics.c): 2^20 and up, one class per power of two,
  * element type, and one or two ranks or more. */
-#define SG_SELECT_MEASURED_MIN_LOG2 22
+#define SG_SELECT_MEASURED_MIN_LOG2 20
 #define SG_SELECT_MEASURED_CLASSES  (4 * (64 - SG_SELECT_MEASURED_MIN_LOG2))
 
 struct statgpu_context {

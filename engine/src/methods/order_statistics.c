@@ -18,15 +18,16 @@
  * introselect, sampled rounds"); scaled by dispatch.h for more threads. */
 #define SG_AUTO_CUDA_MIN_COUNT ((size_t)1 << 15)
 
-/* From 2^22 values of host data both backends run at about the host
+/* From 2^20 values of host data both backends run at about the host
  * memory's speed -- the CPU's window select reads the data once, the CUDA
  * route copies them across the bus -- and which is faster changes from
  * machine to machine and from one machine start to the next: at 2^27
  * doubles on the benchmark machine the CPU took 27.5 ms against CUDA's
  * 25.9 in one run, 19.9 against 28.7 in another, at 2^24 4.7 against 4.5
- * and 3.4 against 4.0 (bench/NOTES.md, "AUTO measured"). So AUTO chooses
- * there by measurement (backend/measured_choice.h), per class of calls
- * (sg_select_measured_class). */
+ * and 3.4 against 4.0 (bench/NOTES.md, "AUTO measured"), at 2^20 0.84
+ * against 0.69 in one run, 0.67 against 0.74 in another (Host data v23).
+ * So AUTO chooses there by measurement (backend/measured_choice.h), per
+ * class of calls (sg_select_measured_class). */
 
 /* ------------------------------------------------------------- validation */
 
@@ -69,7 +70,7 @@ static statgpu_vector sg_host_doubles(const double *data, size_t data_count)
  * of two of its count, counted from 2^SG_SELECT_MEASURED_MIN_LOG2, its
  * element type, and whether it asks for one or two ranks -- a median, a
  * quantile -- or more, which cost the backends differently), or -1: an AUTO
- * context with AUTO's select method, host data of 2^22 values or more. */
+ * context with AUTO's select method, host data of 2^20 values or more. */
 static int sg_select_measured_class(const statgpu_context *context, const statgpu_vector *data,
                                     size_t rank_count)
 {
