@@ -1070,10 +1070,28 @@ static void test_model_selection(void **state)
     assert_int_equal(chosen->candidate_count, 2);
     assert_int_equal(chosen->candidates[1].covariance, STATGPU_GMM_DIAG);
     statgpu_gmm_result_destroy(chosen);
+    /* A k listed again is the same model: fitted once, where first listed,
+     * the result the bits of the list without the repeats. */
+    const size_t repeated[] = { 3, 2, 3, 3, 1, 2 }, once[] = { 3, 2, 1 };
+    statgpu_gmm_result *plain = NULL;
+    assert_int_equal(statgpu_gmm_select(g_context, data, n, d, n, once, 3, NULL, 0, &params, &plain), STATGPU_OK);
+    assert_int_equal(statgpu_gmm_select(g_context, data, n, d, n, repeated, 6, NULL, 0, &params, &chosen),
+                     STATGPU_OK);
+    assert_int_equal(chosen->candidate_count, 3);
+    for (size_t c = 0; c < 3; ++c) {
+        assert_int_equal(chosen->candidates[c].k, once[c]);
+        assert_bits_equal(chosen->candidates[c].bic, plain->candidates[c].bic);
+        assert_bits_equal(chosen->candidates[c].log_likelihood, plain->candidates[c].log_likelihood);
+    }
+    assert_int_equal(chosen->best_candidate, plain->best_candidate);
+    assert_bits_equal(chosen->bic, plain->bic);
+    statgpu_gmm_result_destroy(plain);
+    statgpu_gmm_result_destroy(chosen);
     const size_t zero[] = { 2, 0 }, too_many[] = { 300, 400 };
     const statgpu_gmm_covariance twice[] = { STATGPU_GMM_FULL, STATGPU_GMM_FULL };
     assert_int_equal(statgpu_gmm_select(g_context, data, n, d, n, zero, 2, NULL, 0, &params, &chosen),
                      STATGPU_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(statgpu_context_last_error(g_context), "candidate 2"));
     assert_int_equal(statgpu_gmm_select(g_context, data, n, d, n, ks, 0, NULL, 0, &params, &chosen),
                      STATGPU_ERROR_INVALID_ARGUMENT);
     assert_int_equal(statgpu_gmm_select(g_context, data, n, d, n, ks, 2, twice, 2, &params, &chosen),

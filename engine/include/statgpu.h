@@ -759,7 +759,8 @@ STATGPU_API statgpu_status statgpu_gmm_matrix(statgpu_context *context, const st
                                               statgpu_gmm_result **out_result /* out */);
 
 /* Model choice in one call, as mclust's Mclust: a mixture fitted for every
- * k of k_values (k_count of them, in that order) and, within each k, every
+ * k of k_values (k_count of them, in that order; a k listed again is the
+ * same model, fitted once where first listed) and, within each k, every
  * covariance type of types (type_count of them; NULL and 0 for
  * params->covariance alone), each as statgpu_gmm with params (its restarts,
  * seed, initialisation and stopping rule; params->covariance is ignored,

@@ -126,6 +126,8 @@ def check_cases(results, office, source_dir):
         place("all", "=GMMFIT(%s;{1;2;3};\"ALL\";\"selection\")" % DATA, 12, 9)
         place("range", "=GMMFIT(%s;$C$1:$C$5;\"full\";\"selection\")" % DATA, 4, 9)
         place("chosen", "=GMMFIT(%s;$C$1:$C$5)" % DATA, 13, 2)
+        # A k listed again is the same model, fitted once (a third row of #N/A).
+        place("repeated", "=GMMFIT(%s;{2;3;2;3;2};\"full\";\"selection\")" % DATA, 3, 9)
         # Three distinct rows, each twice: k = 4 is left out of the choice.
         sheet.getCellRangeByName("A300:B305").setDataArray(((1, 1), (2, 2), (3, 3), (1, 1), (2, 2), (3, 3)))
         place("distinct", "=GMMFIT($A$300:$B$305;{1;2;3;4};\"spherical\";\"selection\")", 4, 10)
@@ -227,6 +229,11 @@ def check_cases(results, office, source_dir):
                       and in_range[3][8] == ("value", 0.0)
                       and all(cell[0] == "value" for row in in_range[:3] for cell in row[2:8] if cell != row[1]),
                       repr(in_range))
+        repeated = grid(sheet, column_of["repeated"], 0, 3, 9)
+        results.check("GMMFIT k {2;3;2;3;2}: 2 candidates, k = 2 and 3 once each, numbers as over C1:C5's",
+                      [row[0] for row in repeated] == [("value", 2.0), ("value", 3.0), ("error", 32767)]
+                      and [row[:8] for row in repeated[:2]] == [row[:8] for row in in_range[1:3]],
+                      repr(repeated))
         distinct = grid(sheet, column_of["distinct"], 0, 4, 10)
         results.check("GMMFIT k {1;2;3;4} over 3 distinct rows: k = 4 left out (its numbers empty); k = 2 and 3 "
                       "put a component on a repeated row (singular components > 0), so k = 1 is chosen",

@@ -1639,10 +1639,11 @@ static statgpu_status sg_gmm_fit_side_by_side(statgpu_context *context, const do
     return STATGPU_OK;
 }
 
-statgpu_status statgpu_gmm_select(statgpu_context *context, const double *data, size_t n_obs, size_t n_vars,
-                                  size_t ld, const size_t *k_values, size_t k_count,
-                                  const statgpu_gmm_covariance *types, size_t type_count,
-                                  const statgpu_gmm_params *params, statgpu_gmm_result **out_result)
+/* statgpu_gmm_select on k_values listing each k once. */
+static statgpu_status sg_gmm_select_distinct(statgpu_context *context, const double *data, size_t n_obs,
+                                             size_t n_vars, size_t ld, const size_t *k_values, size_t k_count,
+                                             const statgpu_gmm_covariance *types, size_t type_count,
+                                             const statgpu_gmm_params *params, statgpu_gmm_result **out_result)
 {
     statgpu_gmm_params chosen;
     statgpu_status taken = sg_gmm_begin(context, params, out_result, &chosen);
@@ -1773,6 +1774,52 @@ done:
         statgpu_gmm_result_destroy(outcomes[c].fit);
     free(outcomes);
     free(candidates);
+    return status;
+}
+
+/* Orders (k, place in the list) pairs by k, then by place. */
+static int sg_gmm_compare_listed(const void *a, const void *b)
+{
+    const size_t *x = a, *y = b;
+    if (x[0] != y[0])
+        return x[0] < y[0] ? -1 : 1;
+    return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+statgpu_status statgpu_gmm_select(statgpu_context *context, const double *data, size_t n_obs, size_t n_vars,
+                                  size_t ld, const size_t *k_values, size_t k_count,
+                                  const statgpu_gmm_covariance *types, size_t type_count,
+                                  const statgpu_gmm_params *params, statgpu_gmm_result **out_result)
+{
+    bool zero = false;  /* said with its place in the list as given */
+    for (size_t c = 0; k_values != NULL && c < k_count; ++c)
+        zero = zero || k_values[c] == 0;
+    if (context == NULL || out_result == NULL || k_values == NULL || k_count < 2 || zero)
+        return sg_gmm_select_distinct(context, data, n_obs, n_vars, ld, k_values, k_count, types, type_count,
+                                      params, out_result);
+    /* A k listed again is the same model: each k once, where first listed
+     * (sorted with its place, a k's first place kept). */
+    *out_result = NULL;
+    size_t *listed = k_count <= SIZE_MAX / (3 * sizeof *listed) ? malloc(3 * k_count * sizeof *listed) : NULL;
+    if (listed == NULL)
+        return sg_fail(context, STATGPU_ERROR_OUT_OF_MEMORY, "could not allocate a list of %zu k", k_count);
+    size_t *pairs = listed, *distinct = listed + 2 * k_count;
+    for (size_t c = 0; c < k_count; ++c) {
+        pairs[2 * c] = k_values[c];
+        pairs[2 * c + 1] = c;
+    }
+    qsort(pairs, k_count, 2 * sizeof *pairs, sg_gmm_compare_listed);
+    memset(distinct, 0, k_count * sizeof *distinct);
+    for (size_t c = 0; c < k_count; ++c)
+        if (c == 0 || pairs[2 * c] != pairs[2 * c - 2])
+            distinct[pairs[2 * c + 1]] = 1;  /* the first place of its k */
+    size_t count = 0;
+    for (size_t c = 0; c < k_count; ++c)
+        if (distinct[c])
+            pairs[count++] = k_values[c];
+    const statgpu_status status = sg_gmm_select_distinct(context, data, n_obs, n_vars, ld, pairs, count, types,
+                                                          type_count, params, out_result);
+    free(listed);
     return status;
 }
 
