@@ -178,7 +178,10 @@ bool pointNumber(const std::string& text, double& value)
     sal_Int32 end = 0;
     const OUString number = fromUtf8(text);
     const double parsed = rtl::math::stringToDouble(number, '.', 0, &status, &end);
-    if (status != rtl_math_ConversionStatus_Ok || end != number.getLength() || !std::isfinite(parsed))
+    // A number below the doubles' range is its nearest double, as a cell
+    // takes it ("1e-320" is 9.99989e-321, "1e-330" is 0); one above, no number.
+    const bool underflow = status == rtl_math_ConversionStatus_OutOfRange && std::fabs(parsed) < 1.0;
+    if ((status != rtl_math_ConversionStatus_Ok && !underflow) || end != number.getLength() || !std::isfinite(parsed))
         return false;
     value = parsed;
     return true;
@@ -317,17 +320,34 @@ css::table::CellRangeAddress parseRange(const Reference<css::sheet::XSpreadsheet
         throw FieldError(field.id, fieldName(field) + ": select the cells of the range.");
     if (css::table::CellRangeAddress named; namedRange(document, fromUtf8(trimmed(text).c_str()), named))
         return named;
+    // "A1 : B9" as a formula takes it: the spaces around the colon dropped
+    // (outside a quoted sheet name).
+    std::string reference;
+    bool quoted = false;
+    const std::string given = trimmed(text);
+    for (std::size_t i = 0; i < given.size(); ++i)
+    {
+        const char c = given[i];
+        quoted = c == '\'' ? !quoted : quoted;
+        if (!quoted && (c == ' ' || c == '\t'))
+        {
+            const std::size_t next = given.find_first_not_of(" \t", i);
+            if ((!reference.empty() && reference.back() == ':') || (next != std::string::npos && given[next] == ':'))
+                continue;
+        }
+        reference += c;
+    }
     try
     {
         const auto converter = conversion(document, "com.sun.star.table.CellRangeAddressConversion", active_sheet);
         // As the user's reference syntax writes it, or as Calc's own ($Sheet1.$A$1:$B$9).
         try
         {
-            converter->setPropertyValue("UserInterfaceRepresentation", Any(fromUtf8(trimmed(text))));
+            converter->setPropertyValue("UserInterfaceRepresentation", Any(fromUtf8(reference)));
         }
         catch (const css::uno::Exception&)
         {
-            converter->setPropertyValue("PersistentRepresentation", Any(fromUtf8(trimmed(text))));
+            converter->setPropertyValue("PersistentRepresentation", Any(fromUtf8(reference)));
         }
         css::table::CellRangeAddress address;
         converter->getPropertyValue("Address") >>= address;
@@ -463,11 +483,20 @@ std::vector<double> readProbabilities(const Field& field, const std::string& tex
     return values;
 }
 
-// k of GMMFIT: a number, a span "1-6" or a list "2; 4; 8" (or with ',').
+// k of GMMFIT: a number, a span "1-6" or a list "2; 4; 8" (or with ','),
+// each number once, in the order given.
 std::vector<double> readComponentList(const Field& field, const std::string& text)
 {
+    constexpr double kMostComponents = 512.0;  // GMMFIT's own limit
+    constexpr std::size_t kMostModels = 200;
     const std::string error = fieldName(field) + ": enter a number of components, a span such as 1-6 "
                                                  "or a list such as 2; 4; 8.";
+    const auto check = [&](double k) {
+        if (k > kMostComponents)
+            throw FieldError(field.id, fieldName(field) + ": a mixture has at most 512 components (\""
+                                           + trimmed(text) + "\").");
+    };
+    const std::string too_many = fieldName(field) + ": at most 200 numbers of components at once.";
     std::vector<double> counts;
     const std::string value = trimmed(text);
     const auto dash = value.find('-');
@@ -475,8 +504,11 @@ std::vector<double> readComponentList(const Field& field, const std::string& tex
     {
         double low = 0.0, high = 0.0;
         if (!parseNumber(value.substr(0, dash), low) || !parseNumber(value.substr(dash + 1), high) || low < 1.0
-            || high < low || high - low > 200.0 || low != std::floor(low) || high != std::floor(high))
+            || high < low || low != std::floor(low) || high != std::floor(high))
             throw FieldError(field.id, error);
+        check(high);
+        if (high - low >= kMostModels)
+            throw FieldError(field.id, too_many);
         for (double k = low; k <= high; k += 1.0)
             counts.push_back(k);
         return counts;
@@ -492,14 +524,18 @@ std::vector<double> readComponentList(const Field& field, const std::string& tex
         if (!trimmed(item).empty())
         {
             double k = 0.0;
-            if (!parseNumber(item, k) || k < 1.0 || k > 1e9 || k != std::floor(k))
+            if (!parseNumber(item, k) || k < 1.0 || k != std::floor(k))
                 throw FieldError(field.id, error);
-            counts.push_back(k);
+            check(k);
+            if (std::find(counts.begin(), counts.end(), k) == counts.end())
+                counts.push_back(k);
         }
         item.clear();
     }
-    if (counts.empty() || counts.size() > 200)
+    if (counts.empty())
         throw FieldError(field.id, error);
+    if (counts.size() > kMostModels)
+        throw FieldError(field.id, too_many);
     return counts;
 }
 

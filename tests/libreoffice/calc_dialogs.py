@@ -130,6 +130,15 @@ def run_dialog(frame, command, fields, timeout_s=120, replace=False, seen=None):
     return "timed out"
 
 
+def run_report(frame, sheets, command, fields):
+    """Runs a dialog to its report on a new sheet: (the message line, the
+    report sheet, or None where no one sheet was added)."""
+    names = set(sheets.getElementNames())
+    message = run_dialog(frame, command, fields)
+    added = [name for name in sheets.getElementNames() if name not in names]
+    return message, sheets.getByName(added[0]) if message == "" and len(added) == 1 else None
+
+
 def dialog_message(dialog):
     """The dialog's message line, or None once the dialog has closed (which
     may happen between any two calls here: the run is on the office's main
@@ -653,7 +662,13 @@ def check_variants(results, document, frame, fields, formulas):
               "Share held out (holdout)"),
              ("bestsubset", dict(fields["bestsubset"], validation="holdout", holdout="0.99"),
               "Share held out (holdout)"),
-             ("bestsubset", dict(fields["bestsubset"], validation="kfold", folds="30"), "Folds (k-fold)")]
+             ("bestsubset", dict(fields["bestsubset"], validation="kfold", folds="30"), "Folds (k-fold)"),
+             # More components than GMMFIT fits, or more models than the
+             # dialog compares: said as that (it had been the general
+             # "enter a number of components").
+             ("gmm", dict(fields["gmm"], k="1-1000"), "Components (k): a mixture has at most 512 components"),
+             ("gmm", dict(fields["gmm"], k="2; 600"), "Components (k): a mixture has at most 512 components"),
+             ("gmm", dict(fields["gmm"], k="1-300"), "Components (k): at most 200 numbers of components")]
     for command, values, named in cases:
         count = sheets.getCount()
         message = run_dialog(frame, command, values)
@@ -696,6 +711,27 @@ def check_variants(results, document, frame, fields, formulas):
                   message == "" and sheets.getCount() == count + 3, message)
     named.removeByName("loss")
     named.removeByName("inputs")
+    # A reference with spaces around its colon, as a formula takes it (it
+    # had been "not a cell range").
+    count = sheets.getCount()
+    spaced = fields["kmeans"]["data"].replace(":", " : ")
+    message = run_dialog(frame, "kmeans", dict(fields["kmeans"], data=" %s " % spaced))
+    results.check("kmeans with Data %r: a report" % spaced, message == "" and sheets.getCount() == count + 1, message)
+    # A quantile below the doubles' normal range is a probability (1e-320
+    # had been "not a probability from 0 to 1"): the report's row for it.
+    message, report = run_report(frame, sheets, "median", dict(fields["median"], quantiles="1e-320; 0.5"))
+    tables = report_tables(report) if report is not None else []
+    firsts = [row[0] for row in tables[0][2]] if tables else []
+    results.check("median with quantiles 1e-320; 0.5: a report with a row for each quantile",
+                  message == "" and firsts[2:4] == ["quantile 1e-320", "quantile 0.5"], [message, firsts])
+    # A k listed twice is the same model, fitted once (it had been fitted
+    # and listed as often as given).
+    message, report = run_report(frame, sheets, "gmm", dict(fields["gmm"], k="2; 3; 2"))
+    compared = [[row[header.index("k")] for row in body]
+                for title, header, body in (report_tables(report) if report is not None else [])
+                if title == "Model selection by BIC" and "k" in header]
+    results.check("gmm with k 2; 3; 2: the model selection lists k = 2 and 3 once each",
+                  compared == [[2.0, 3.0]], [message, compared])
     # 130 predictors with MaxSize left empty: refused for the predictors,
     # not for a MaxSize nobody gave.
     sheets.insertNewByName("Wide", sheets.getCount())
@@ -750,28 +786,21 @@ def check_variants(results, document, frame, fields, formulas):
     far = data.getCellRangeByName("Z5000")
     far.setString("a note far below")
     count = sheets.getCount()
-    names = set(sheets.getElementNames())
-    message = run_dialog(frame, "kmeans", dict(fields["kmeans"], data="$Data.$A:$B"))
-    added = [name for name in sheets.getElementNames() if name not in names]
-    longest = max((len(body) for _, _, body in report_tables(sheets.getByName(added[0]))), default=0) \
-        if message == "" and len(added) == 1 else 0
+    message, report = run_report(frame, sheets, "kmeans", dict(fields["kmeans"], data="$Data.$A:$B"))
+    longest = max((len(body) for _, _, body in report_tables(report)), default=0) if report is not None else 0
     whole_ok = message == "" and sheets.getCount() == count + 1 and longest == faithful_rows
     results.check("kmeans on whole columns $Data.$A:$B: a report, its per-row tables the %d rows of the data "
                   "(not to a note in Z5000)" % faithful_rows, whole_ok, [message, longest])
     far.setString("")
     # A range drawn cell by cell is read as drawn: the empty column N beside
     # the two groups L:M is a third group (only whole columns are cut).
-    names = set(sheets.getElementNames())
-    message = run_dialog(frame, "median", dict(fields["median"], data="$Data.$L$1:$N$41"))
-    added = [name for name in sheets.getElementNames() if name not in names]
-    header = []
-    if message == "" and len(added) == 1:
-        tables = report_tables(sheets.getByName(added[0]))
-        header = tables[0][1] if tables else []
+    message, report = run_report(frame, sheets, "median", dict(fields["median"], data="$Data.$L$1:$N$41"))
+    tables = report_tables(report) if report is not None else []
+    header = tables[0][1] if tables else []
     results.check("median on L1:N41 with N empty: three groups, the third named Column N", header[1:] == [
         "left", "right", "Column N"], [message, header])
-    if message == "" and len(added) == 1:
-        shown = group_without_numbers(sheets.getByName(added[0]), "Column N")
+    if report is not None:
+        shown = group_without_numbers(report, "Column N")
         results.check("median report: the group without numbers has count 0 and empty cells below it (no #N/A)",
                       shown[:1] == [("value", 0.0)] and len(shown) == 9 and all(c == ("text", "") for c in shown[1:]),
                       shown)
@@ -783,14 +812,10 @@ def check_variants(results, document, frame, fields, formulas):
     label_cell = data.getCellRangeByName("L1")
     kept_label = label_cell.getString()
     label_cell.setString(long_label)
-    names = set(sheets.getElementNames())
-    message = run_dialog(frame, "median", fields["median"])
-    added = [name for name in sheets.getElementNames() if name not in names]
-    header, series = [], []
-    if message == "" and len(added) == 1:
-        tables = report_tables(sheets.getByName(added[0]))
-        header = tables[0][1] if tables else []
-        series = series_names(sheets.getByName(added[0]))
+    message, report = run_report(frame, sheets, "median", fields["median"])
+    tables = report_tables(report) if report is not None else []
+    header = tables[0][1] if tables else []
+    series = series_names(report) if report is not None else []
     results.check("median with a 20,000-character label: the table's header holds it whole",
                   header[1:2] == [long_label], [message, [len(h) for h in header]])
     results.check("median with a 20,000-character label: the chart's series named by it cut to 40 characters and an ellipsis",
