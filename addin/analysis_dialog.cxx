@@ -1,6 +1,7 @@
 // analysis_dialog.cxx: one analysis's dialog (see analysis_dialog.hxx).
 #include "analysis_dialog.hxx"
 
+#include "progress.hxx"
 #include "report.hxx"
 
 #include <com/sun/star/awt/AsyncCallback.hpp>
@@ -523,7 +524,7 @@ void SAL_CALL AnalysisDialog::notify(const Any&)
 
 bool AnalysisDialog::progress(double fraction)
 {
-    if (g_stop_requested.load())
+    if (g_stop_requested.load() || (close_guard_.is() && close_guard_->asked()))
         return true;
     try
     {
@@ -537,10 +538,29 @@ bool AnalysisDialog::progress(double fraction)
     catch (...)
     {
     }
-    return g_stop_requested.load();
+    return g_stop_requested.load() || (close_guard_.is() && close_guard_->asked());
 }
 
+// The document and its window do not close under a run (see CloseGuard):
+// a close asked for stops it, and the document or window closes once it
+// has stopped, the dialog with it.
 void AnalysisDialog::run()
+{
+    const rtl::Reference<AnalysisDialog> self(this);  // through close() below
+    close_guard_ = new addin::CloseGuard(true);
+    close_guard_->watch(frame_, true);
+    const Reference<css::frame::XController> controller(frame_.is() ? frame_->getController() : nullptr);
+    close_guard_->watch(controller.is() ? controller->getModel() : nullptr, true);
+    runWatched();
+    std::vector<Reference<css::util::XCloseable>> handed_over = close_guard_->end();
+    close_guard_.clear();
+    if (handed_over.empty())
+        return;
+    close();
+    addin::CloseGuard::closeLater(context_, std::move(handed_over));
+}
+
+void AnalysisDialog::runWatched()
 {
     auto finish = [&] {
         running_ = false;
@@ -597,7 +617,8 @@ void AnalysisDialog::run()
         {
             finish();
             // Stop, the stop command, or Esc in the window (the engine's "cancelled").
-            const bool stopped = g_stop_requested.load() || failure.Message.indexOf("cancelled") >= 0;
+            const bool stopped = g_stop_requested.load() || (close_guard_.is() && close_guard_->asked())
+                                 || failure.Message.indexOf("cancelled") >= 0;
             g_stop_requested.store(false);
             std::string reason = toUtf8(failure.Message);
             if (!reason.empty() && reason.back() != '.')

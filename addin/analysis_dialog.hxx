@@ -10,7 +10,9 @@
 // fault in the dialog's message line; then the analysis runs on the office's
 // main thread, its progress in the dialog and the status bar, Cancel (or Esc,
 // or the command org.statgpu.dialog:stop) stopping it with nothing written;
-// then the report is written as one undo step and the dialog closes.
+// then the report is written as one undo step and the dialog closes. A
+// close of the document or its window during the run is refused, stops the
+// run, and closes them once it has stopped (addin::CloseGuard).
 //
 // The dialog is not modal: Calc stays usable while it is open, and a test
 // drives it through the UNO API (the control of each field is named by its
@@ -18,6 +20,7 @@
 #pragma once
 
 #include "analyses.hxx"
+#include "progress.hxx"
 
 #include <com/sun/star/awt/XActionListener.hpp>
 #include <com/sun/star/awt/XCallback.hpp>
@@ -84,6 +87,7 @@ private:
     void enableDependentFields();
     void pickRange(const std::string& field);
     void run();
+    void runWatched();
     void close();
     void showMessage(const std::string& text, const std::string& field = std::string());
     bool progress(double fraction);
@@ -100,6 +104,7 @@ private:
     css::uno::Reference<css::container::XNameContainer> models_;
     std::string picking_;     // the field whose range is being picked
     bool running_ = false;
+    rtl::Reference<addin::CloseGuard> close_guard_;  // while a run goes on
     bool closed_ = false;
     double last_progress_ = -1.0;
     // A run whose report was held back by the question whether to replace

@@ -129,20 +129,9 @@ class Display:
                                 env=dict(os.environ, DISPLAY=self.name or ""))
 
     def _start_xvfb(self):
-        for number in range(99, 140):
-            if os.path.exists("/tmp/.X11-unix/X%d" % number) or os.path.exists("/tmp/.X%d-lock" % number):
-                continue
-            self.name = ":%d" % number
-            server = self._spawn(["Xvfb", self.name, "-screen", "0", "%dx%dx24" % SCREEN, "-nolisten", "tcp"])
-            for _ in range(100):
-                if os.path.exists("/tmp/.X11-unix/X%d" % number):
-                    self.processes.append(server)
-                    return self.name
-                if server.poll() is not None:
-                    break
-                time.sleep(0.1)
-            server.kill()
-        raise RuntimeError("could not start Xvfb")
+        self.name, server = lo_session.start_xvfb(*SCREEN)
+        self.processes.append(server)
+        return self.name
 
     def stop(self):
         for process in reversed(self.processes):

@@ -10,6 +10,7 @@ packages=(
   libreoffice-calc libreoffice-dev libreoffice-dev-common   # Calc and its SDK
   libreoffice-script-provider-python python3-uno            # Python-UNO for tests and samples
   locales                                    # a locale of decimal commas for the LibreOffice check of it
+  xvfb                                       # a display for the LibreOffice checks of an office with windows
   zip                                        # packing statgpu.oxt
 )
 

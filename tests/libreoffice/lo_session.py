@@ -96,6 +96,27 @@ def find_program_dir(program_dir=None):
     raise RuntimeError("LibreOffice not found (set LIBREOFFICE_PROGRAM_DIR to its program/ folder)")
 
 
+def start_xvfb(width=1600, height=1000):
+    """An Xvfb server on the first free display from :99: (the display's name,
+    such as ":99", and the server's process, in a session of its own)."""
+    for number in range(99, 140):
+        if os.path.exists("/tmp/.X11-unix/X%d" % number) or os.path.exists("/tmp/.X%d-lock" % number):
+            continue
+        name = ":%d" % number
+        server = subprocess.Popen(["Xvfb", name, "-screen", "0", "%dx%dx24" % (width, height), "-nolisten", "tcp"],
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  start_new_session=True)
+        for _ in range(100):
+            if os.path.exists("/tmp/.X11-unix/X%d" % number):
+                return name, server
+            if server.poll() is not None:
+                break
+            time.sleep(0.1)
+        server.kill()
+        server.wait()
+    raise RuntimeError("could not start Xvfb")
+
+
 def _make_command_environment():
     """An XCommandEnvironment for the ExtensionManager that accepts the licence
     and confirms replacing an installed copy, as a user clicking OK would."""

@@ -44,6 +44,7 @@ import calc_bestsubset  # noqa: E402
 import calc_dialogs  # noqa: E402
 import calc_edge_cases  # noqa: E402
 import calc_gmm  # noqa: E402
+import calc_gui  # noqa: E402
 import calc_igmm  # noqa: E402
 import calc_kmeans  # noqa: E402
 import calc_locale  # noqa: E402
@@ -64,6 +65,7 @@ class Results:
     def __init__(self):
         self.passed = 0
         self.failed = 0
+        self.skipped = 0
 
     def check(self, name, ok, detail=""):
         if ok:
@@ -72,8 +74,13 @@ class Results:
             self.failed += 1
         print("%s  %s%s" % ("ok  " if ok else "FAIL", name, ("  (%s)" % detail) if detail else ""))
 
+    def skip(self, name, why):
+        self.skipped += 1
+        print("skip  %s  (%s)" % (name, why))
+
     def summary(self):
-        return "%d passed, %d failed" % (self.passed, self.failed)
+        return "%d passed, %d failed" % (self.passed, self.failed) + (
+            ", %d skipped" % self.skipped if self.skipped else "")
 
 
 def outcome(cell):
@@ -348,6 +355,11 @@ def main():
     except Exception:  # an office that died or timed out: a failure, then the summary
         traceback.print_exc()
         results.check("the LibreOffice session ran to the end", False)
+    try:
+        calc_gui.check(results, args.oxt, args.program_dir, args.timeout)  # an office with windows of its own
+    except Exception:
+        traceback.print_exc()
+        results.check("the LibreOffice session with windows ran to the end", False)
     print(results.summary())
     return 1 if results.failed else 0
 
