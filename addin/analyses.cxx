@@ -313,15 +313,10 @@ bool namedRange(const Reference<css::sheet::XSpreadsheetDocument>& document, con
     return false;
 }
 
-css::table::CellRangeAddress parseRange(const Reference<css::sheet::XSpreadsheetDocument>& document,
-                                        sal_Int16 active_sheet, const Field& field, const std::string& text)
+// A reference as typed, trimmed, and "A1 : B9" as a formula takes it: the
+// spaces around a colon dropped (outside a quoted sheet name).
+std::string closedUp(const std::string& text)
 {
-    if (trimmed(text).empty())
-        throw FieldError(field.id, fieldName(field) + ": select the cells of the range.");
-    if (css::table::CellRangeAddress named; namedRange(document, fromUtf8(trimmed(text).c_str()), named))
-        return named;
-    // "A1 : B9" as a formula takes it: the spaces around the colon dropped
-    // (outside a quoted sheet name).
     std::string reference;
     bool quoted = false;
     const std::string given = trimmed(text);
@@ -337,6 +332,17 @@ css::table::CellRangeAddress parseRange(const Reference<css::sheet::XSpreadsheet
         }
         reference += c;
     }
+    return reference;
+}
+
+css::table::CellRangeAddress parseRange(const Reference<css::sheet::XSpreadsheetDocument>& document,
+                                        sal_Int16 active_sheet, const Field& field, const std::string& text)
+{
+    if (trimmed(text).empty())
+        throw FieldError(field.id, fieldName(field) + ": select the cells of the range.");
+    if (css::table::CellRangeAddress named; namedRange(document, fromUtf8(trimmed(text).c_str()), named))
+        return named;
+    const std::string reference = closedUp(text);
     try
     {
         const auto converter = conversion(document, "com.sun.star.table.CellRangeAddressConversion", active_sheet);
@@ -404,7 +410,7 @@ InputRange readRange(const Reference<css::sheet::XSpreadsheetDocument>& document
                      const Field& field, const std::string& text, bool labels, bool by_rows)
 {
     InputRange input;
-    input.given = fromUtf8(trimmed(text));
+    input.given = fromUtf8(closedUp(text));
     input.whole = clampToUsedArea(document, parseRange(document, active_sheet, field, text));
     input.data = input.whole;
     if (labels)
@@ -483,8 +489,8 @@ std::vector<double> readProbabilities(const Field& field, const std::string& tex
     return values;
 }
 
-// k of GMMFIT: a number, a span "1-6" or a list "2; 4; 8" (or with ','),
-// each number once, in the order given.
+// k of GMMFIT: a number, a span "1-6" or a list "2; 4; 8" (or with ','); a
+// k listed again the engine fits once.
 std::vector<double> readComponentList(const Field& field, const std::string& text)
 {
     constexpr double kMostComponents = 512.0;  // GMMFIT's own limit
@@ -527,8 +533,7 @@ std::vector<double> readComponentList(const Field& field, const std::string& tex
             if (!parseNumber(item, k) || k < 1.0 || k != std::floor(k))
                 throw FieldError(field.id, error);
             check(k);
-            if (std::find(counts.begin(), counts.end(), k) == counts.end())
-                counts.push_back(k);
+            counts.push_back(k);
         }
         item.clear();
     }

@@ -524,7 +524,7 @@ void SAL_CALL AnalysisDialog::notify(const Any&)
 
 bool AnalysisDialog::progress(double fraction)
 {
-    if (g_stop_requested.load() || (close_guard_.is() && close_guard_->asked()))
+    if (stopAsked())
         return true;
     try
     {
@@ -538,6 +538,11 @@ bool AnalysisDialog::progress(double fraction)
     catch (...)
     {
     }
+    return stopAsked();
+}
+
+bool AnalysisDialog::stopAsked() const
+{
     return g_stop_requested.load() || (close_guard_.is() && close_guard_->asked());
 }
 
@@ -617,8 +622,7 @@ void AnalysisDialog::runWatched()
         {
             finish();
             // Stop, the stop command, or Esc in the window (the engine's "cancelled").
-            const bool stopped = g_stop_requested.load() || (close_guard_.is() && close_guard_->asked())
-                                 || failure.Message.indexOf("cancelled") >= 0;
+            const bool stopped = stopAsked() || failure.Message.indexOf("cancelled") >= 0;
             g_stop_requested.store(false);
             std::string reason = toUtf8(failure.Message);
             if (!reason.empty() && reason.back() != '.')

@@ -91,6 +91,7 @@ private:
     void close();
     void showMessage(const std::string& text, const std::string& field = std::string());
     bool progress(double fraction);
+    bool stopAsked() const;  // Stop, the stop command, or a close of the document
 
     Values values() const;
     std::string text(const std::string& id) const;

@@ -713,10 +713,13 @@ def check_variants(results, document, frame, fields, formulas):
     named.removeByName("inputs")
     # A reference with spaces around its colon, as a formula takes it (it
     # had been "not a cell range").
-    count = sheets.getCount()
     spaced = fields["kmeans"]["data"].replace(":", " : ")
-    message = run_dialog(frame, "kmeans", dict(fields["kmeans"], data=" %s " % spaced))
-    results.check("kmeans with Data %r: a report" % spaced, message == "" and sheets.getCount() == count + 1, message)
+    message, report = run_report(frame, sheets, "kmeans", dict(fields["kmeans"], data=" %s " % spaced))
+    shown = [row[1] for row in report.getCellRangeByPosition(0, 0, 1, 20).getDataArray() if row[0] == "Data"] \
+        if report is not None else []
+    results.check("kmeans with Data %r: a report, its Data %s" % (spaced, fields["kmeans"]["data"]),
+                  message == "" and shown[:1] and shown[0].startswith(fields["kmeans"]["data"] + " "),
+                  [message, shown])
     # A quantile below the doubles' normal range is a probability (1e-320
     # had been "not a probability from 0 to 1"): the report's row for it.
     message, report = run_report(frame, sheets, "median", dict(fields["median"], quantiles="1e-320; 0.5"))
